@@ -1,0 +1,42 @@
+# The two commands of the README's quick start, and a few more.
+#   make run    install what is missing, build, and run `trainrig doctor` on this machine
+#   make test   install what is missing, build, and run the whole test suite
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+FUZZ_SECONDS ?= 30
+
+.PHONY: all deps build run test fuzz bench-doctor format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# Doctor's exit code 1 means it found a failing check, which is an answer, not a build failure;
+# only 2 (could not run) fails this target.
+run: build
+	@$(BUILD)/trainrig doctor -v; rc=$$?; \
+	  if [ $$rc -eq 1 ]; then echo "(trainrig doctor exited 1: a check failed on this machine)"; fi; \
+	  [ $$rc -le 1 ]
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer harnesses in a separate clang build (ASan + UBSan).
+fuzz: deps
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTRAINRIG_FUZZ=ON -DTRAINRIG_CUDA=OFF -DTRAINRIG_BUILD_BENCH=OFF >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target parsers_fuzzer
+	@mkdir -p build-fuzz/corpus && build-fuzz/parsers_fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=4096 build-fuzz/corpus tests/fuzz/seeds
+
+format:
+	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) build-fuzz

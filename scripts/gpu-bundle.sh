@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Packs build/trainrig with the shared libraries a bare GPU machine may lack (hwloc, fmt, udev)
+# into a folder (default .device/) that scripts/gpu-check.sh runs from. glibc, libstdc++ and the
+# NVIDIA/CUDA libraries are left out: the target machine provides its own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dest=${1:-.device}
+bin=${TRAINRIG_BIN:-build/trainrig}
+[ -x "$bin" ] || { echo "gpu-bundle: $bin not found; build first (make build)" >&2; exit 2; }
+rm -rf "$dest"
+mkdir -p "$dest/lib"
+cp "$bin" "$dest/trainrig"
+strip --strip-debug "$dest/trainrig" 2>/dev/null || true
+ldd "$bin" | awk '/=> \//{print $1, $3}' | while read -r name path; do
+    case "$name" in
+        libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libpthread.so*|libdl.so*|librt.so*) ;;
+        libcuda.so*|libnvidia-*|libcudart.so*|libnccl.so*) ;;
+        *) cp -L "$path" "$dest/lib/$name" ;;
+    esac
+done
+echo "gpu-bundle: $(du -sh "$dest" | cut -f1) in $dest ($(ls "$dest/lib" | tr '\n' ' '))"

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# trainrig's checks on a machine with an NVIDIA GPU. Runs doctor and collect on the real machine,
+# checks that a snapshot judged offline gives the same findings, cross-checks doctor's PCI facts
+# against nvidia-smi, and times `trainrig doctor` beside `nvidia-smi -q` (pairs run in turn,
+# medians and the ratio). Everything lands as files under $OUT (default ./gpu-check-out).
+# Usage: scripts/gpu-check.sh [BUNDLE]   (BUNDLE from scripts/gpu-bundle.sh, default .device)
+# Read-only: it never changes clocks, power, persistence or MIG settings.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bundle=${1:-.device}
+out=${OUT:-gpu-check-out}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+bin="$PWD/$bundle/trainrig"
+log() { printf '== %s\n' "$*"; }
+
+log "machine"
+{ uname -a; nproc; nvidia-smi -L; cat /proc/driver/nvidia/version; } 2>&1 | tee "$out/machine.txt"
+"$bin" --version | tee -a "$out/machine.txt"
+
+log "doctor on the live machine"
+"$bin" doctor -v --no-color --data-dir "$PWD" | tee "$out/doctor.txt"
+echo "doctor exit code: ${PIPESTATUS[0]}" | tee -a "$out/doctor.txt"
+"$bin" doctor --json --data-dir "$PWD" -o "$out/doctor.json"
+"$bin" collect --data-dir "$PWD" -o "$out/snapshot.json"
+"$bin" doctor --json --snapshot "$out/snapshot.json" -o "$out/doctor-offline.json"
+
+log "nvidia-smi facts for the cross-check"
+nvidia-smi --query-gpu=index,name,pci.bus_id,pci.device_id,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,memory.total \
+    --format=csv,noheader > "$out/nvidia-smi.csv" 2>&1
+nvidia-smi -q -d MEMORY > "$out/nvidia-smi-memory.txt" 2>&1
+
+log "compare and time"
+python3 - "$bin" "$out" <<'PY'
+import csv, json, statistics, subprocess, sys, time
+binary, out = sys.argv[1], sys.argv[2]
+doc = json.load(open(f"{out}/doctor.json"))
+offline = json.load(open(f"{out}/doctor-offline.json"))
+snap = json.load(open(f"{out}/snapshot.json"))
+result = {"offline_findings_identical": doc["findings"] == offline["findings"],
+          "doctor_exit_code": doc["exit_code"], "summary": doc["summary"], "gpus": []}
+
+def bar1_mib():
+    total, in_bar1 = None, False
+    for line in open(f"{out}/nvidia-smi-memory.txt"):
+        if "BAR1 Memory Usage" in line: in_bar1 = True
+        elif in_bar1 and line.strip().startswith("Total"):
+            return int(line.split(":")[1].split()[0])
+    return total
+
+gen_speed = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+for row in csv.reader(open(f"{out}/nvidia-smi.csv")):
+    row = [c.strip() for c in row]
+    if len(row) < 9: continue
+    bus = row[2].lower()[4:] if row[2].lower().startswith("0000") and len(row[2]) > 12 else row[2].lower()
+    dev = next((d for d in (snap.get("pci_devices") or []) if d["address"] == bus), None)
+    entry = {"nvidia_smi": row, "trainrig": None}
+    if dev:
+        res = dev.get("resources") or []
+        bar1 = res[1]["end"] - res[1]["start"] + 1 if len(res) > 1 and res[1]["end"] else 0
+        entry["trainrig"] = {"address": bus, "device_id": dev.get("device"), "driver": dev.get("driver"),
+                             "link_width": [dev.get("current_link_width"), dev.get("max_link_width")],
+                             "link_speed": [dev.get("current_link_speed"), dev.get("max_link_speed")],
+                             "bar1_mib": bar1 // (1 << 20), "numa_node": dev.get("numa_node")}
+        entry["agree"] = {
+            "max_width": str(dev.get("max_link_width")) == row[7],
+            "max_speed": gen_speed.get(int(row[5]) if row[5].isdigit() else 0) == dev.get("max_link_speed"),
+            "bar1": bar1_mib() == bar1 // (1 << 20),
+        }
+    result["gpus"].append(entry)
+
+def run(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+a_cmd, b_cmd = [binary, "doctor", "--json"], ["nvidia-smi", "-q"]
+for _ in range(2): run(a_cmd); run(b_cmd)
+a, b = [], []
+for _ in range(20):
+    a.append(run(a_cmd)); b.append(run(b_cmd))
+ratios = [x / y for x, y in zip(a, b)]
+result["timing"] = {"runs": 20, "doctor_wall_s": {"min": min(a), "median": statistics.median(a), "max": max(a)},
+                    "nvidia_smi_q_wall_s": {"min": min(b), "median": statistics.median(b), "max": max(b)},
+                    "ratio_doctor_over_nvidia_smi_q_median": statistics.median(ratios)}
+json.dump(result, open(f"{out}/gpu-check.json", "w"), indent=2)
+print(json.dumps(result, indent=2))
+PY

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages trainrig builds and tests with. Idempotent: prints nothing and
+# touches nothing when every package is already there. Needs root only when something is missing.
+set -euo pipefail
+
+packages=(
+    build-essential cmake ninja-build pkg-config git python3
+    libhwloc-dev hwloc            # topology (NUMA, PCIe tree, cores); lstopo for fixtures
+    nlohmann-json3-dev            # snapshot and report JSON
+    libcli11-dev                  # command line
+    libfmt-dev                    # formatting
+    libgtest-dev libgmock-dev     # unit and integration tests
+    libbenchmark-dev              # microbenchmarks
+    clang libclang-rt-14-dev      # libFuzzer harnesses
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages ${missing[*]}; run this script as root (or with sudo)." >&2
+    exit 2
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

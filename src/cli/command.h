@@ -1,0 +1,35 @@
+// The Command interface. Each subcommand declares its options once, on its own CLI11 app; help
+// text is generated from those declarations.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace trainrig {
+
+struct GlobalOptions {
+    bool no_color = false;
+};
+
+class Command {
+public:
+    virtual ~Command() = default;
+    virtual const char* name() const = 0;
+    virtual const char* summary() const = 0;
+    // Declares options and help footer on the command's CLI11 app. Called once.
+    virtual void declare(CLI::App& app) = 0;
+    // Runs after a successful parse; returns the process exit code (0, 1 or 2).
+    virtual int run(const GlobalOptions& global) = 0;
+};
+
+// The one explicit command list, in help order (commands.cpp).
+std::vector<std::unique_ptr<Command>> make_commands();
+
+// Parses argv, dispatches, and returns the exit code; prints errors as one sentence on stderr.
+int run_cli(int argc, const char* const* argv);
+
+}  // namespace trainrig

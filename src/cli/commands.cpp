@@ -1,0 +1,16 @@
+// The one explicit list of trainrig's commands. To add a command: implement Command in
+// src/commands/<name>_command.cpp, add its factory below, and document it in the README.
+#include "commands/commands.h"
+
+#include "cli/command.h"
+
+namespace trainrig {
+
+std::vector<std::unique_ptr<Command>> make_commands() {
+    std::vector<std::unique_ptr<Command>> commands;
+    commands.push_back(make_doctor_command());
+    commands.push_back(make_collect_command());
+    return commands;
+}
+
+}  // namespace trainrig

@@ -1,0 +1,42 @@
+// Shared option declarations and output writing; see shared_options.h.
+#include "cli/shared_options.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "core/atomic_file.h"
+
+namespace trainrig {
+
+CLI::Option* declare_machine_options(CLI::App& app, CollectOptions& opts) {
+    auto* root = app.add_option("--root", opts.root,
+                                "Read the machine under DIR instead of / (a copy of /proc, /sys, "
+                                "/etc and /dev/kmsg, as in tests/fixtures/machines)")
+                     ->envname("TRAINRIG_ROOT")
+                     ->type_name("DIR");
+    app.add_option("--data-dir", opts.data_dir,
+                   "Check the storage behind the folder training data is read from")
+        ->envname("TRAINRIG_DATA_DIR")
+        ->type_name("PATH");
+    app.add_option("--env-file", opts.env_file,
+                   "Judge the NCCL/torch variables in FILE (KEY=VALUE lines) instead of this "
+                   "process's environment")
+        ->type_name("FILE");
+    return root;
+}
+
+void declare_output_options(CLI::App& app, OutputOptions& opts) {
+    app.add_option(
+           "-o,--output", opts.output,
+           "Write to FILE (replaced atomically: readers never see half a file) instead of stdout")
+        ->type_name("FILE");
+}
+
+Status write_output(const OutputOptions& opts, const std::string& text) {
+    if (opts.output) return write_file_atomic(*opts.output, text);
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+        return errno_status(errno, "write", "standard output");
+    return ok_status();
+}
+
+}  // namespace trainrig

@@ -1,0 +1,29 @@
+// Options that more than one command takes, declared here once so that their names, environment
+// twins and help text cannot drift apart between commands.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "probe/collect.h"
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
+
+namespace trainrig {
+
+// Where results go: --output FILE (atomically replaced) or stdout.
+struct OutputOptions {
+    std::optional<std::string> output;
+};
+
+// --root, --data-dir, --env-file. Returns the --root option so callers can declare exclusions.
+CLI::Option* declare_machine_options(CLI::App& app, CollectOptions& opts);
+void declare_output_options(CLI::App& app, OutputOptions& opts);
+
+// Writes text to the --output file (temp + fsync + rename) or to stdout.
+Status write_output(const OutputOptions& opts, const std::string& text);
+
+}  // namespace trainrig

@@ -1,0 +1,13 @@
+// Factories of the subcommands, for the command list in cli/commands.cpp.
+#pragma once
+
+#include <memory>
+
+#include "cli/command.h"
+
+namespace trainrig {
+
+std::unique_ptr<Command> make_doctor_command();
+std::unique_ptr<Command> make_collect_command();
+
+}  // namespace trainrig

@@ -1,0 +1,144 @@
+// `trainrig doctor`: judge this machine (or a machine tree, or a saved snapshot) against the
+// rules and print one finding per rule, with evidence and remedy.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "cli/shared_options.h"
+#include "commands/commands.h"
+#include "commands/print_error.h"
+#include "core/terminal.h"
+#include "doctor/report.h"
+#include "probe/collect.h"
+
+namespace trainrig {
+
+namespace {
+
+Result<Snapshot> load_snapshot(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return errno_status(errno, "read --snapshot", path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) return Status{Errc::kIo, "cannot read --snapshot " + path};
+    return snapshot_from_text(ss.str(), path);
+}
+
+Status check_ids(const std::vector<std::string>& ids, const char* option) {
+    for (const auto& id : ids)
+        if (!find_rule(id))
+            return {Errc::kInvalidInput, fmt::format("unknown check id '{}' in {}", id, option),
+                    "`trainrig doctor --list` shows the ids"};
+    return ok_status();
+}
+
+std::string checks_footer() {
+    std::string out = "Checks (select with --only/--skip; documented in docs/checks.md):\n";
+    for (const auto& r : all_rules()) out += fmt::format("  {:<24} {}\n", r.id, r.title);
+    return out;
+}
+
+class DoctorCommand : public Command {
+public:
+    const char* name() const override { return "doctor"; }
+    const char* summary() const override {
+        return "Check this machine (or a snapshot) and report findings with evidence and remedy";
+    }
+    void declare(CLI::App& app) override {
+        root_option_ = declare_machine_options(app, collect_);
+        app.add_option("--snapshot", snapshot_,
+                       "Judge a snapshot written by `trainrig collect` instead of a machine")
+            ->type_name("FILE");
+        declare_output_options(app, output_);
+        app.add_option("--format", format_, "Output format")
+            ->check(CLI::IsMember({"table", "json", "md"}))
+            ->default_str("table");
+        app.add_flag("--json", json_, "Same as --format json");
+        app.add_flag("-v,--verbose", verbose_, "Show evidence and remedy under each finding");
+        app.add_option("--only", selection_.only, "Run only these checks (comma-separated ids)")
+            ->delimiter(',')
+            ->type_name("ID,...");
+        app.add_option("--skip", selection_.skip, "Do not run these checks (comma-separated ids)")
+            ->delimiter(',')
+            ->type_name("ID,...");
+        app.add_flag("--strict", strict_, "Exit 1 on warnings too");
+        app.add_option(
+               "--expect-gpus", expect_gpus_,
+               "Number of GPUs this machine should have (firmware can hide some from the bus)")
+            ->envname("TRAINRIG_EXPECT_GPUS")
+            ->check(CLI::Range(0, 1024))
+            ->type_name("N");
+        app.add_flag("--list", list_, "List the checks and exit");
+        app.footer(checks_footer());
+    }
+
+    int run(const GlobalOptions& global) override {
+        if (list_) {
+            std::fputs(checks_footer().c_str(), stdout);
+            return 0;
+        }
+        if (auto s = check_ids(selection_.only, "--only"); !s.ok()) return print_error(name(), s);
+        if (auto s = check_ids(selection_.skip, "--skip"); !s.ok()) return print_error(name(), s);
+        // With --snapshot the machine options make no sense on the command line; from the
+        // environment (TRAINRIG_ROOT, TRAINRIG_DATA_DIR) they are just ignored.
+        const bool root_given = root_option_->count() > 0 && !std::getenv("TRAINRIG_ROOT");
+        const bool data_given = collect_.data_dir && !std::getenv("TRAINRIG_DATA_DIR");
+        if (snapshot_ && (root_given || data_given || collect_.env_file))
+            return print_error(name(), {Errc::kInvalidInput,
+                                        "--root, --data-dir and --env-file apply when probing a "
+                                        "machine, not to --snapshot (pass them to `trainrig "
+                                        "collect`)"});
+
+        DoctorReport report;
+        Result<Snapshot> snap = snapshot_ ? load_snapshot(*snapshot_) : collect_snapshot(collect_);
+        if (!snap) return print_error(name(), snap.status());
+        report.source = snapshot_ ? fmt::format("snapshot {} (root {})", *snapshot_, snap->root)
+                                  : (snap->root == "/" ? std::string("live machine")
+                                                       : "machine tree " + snap->root);
+        report.hostname =
+            snap->host.hostname.is_known() ? snap->host.hostname.value() : "unknown host";
+        report.collected_at = snap->collected_at;
+        report.strict = strict_;
+        RuleOptions options;
+        if (expect_gpus_ >= 0) options.expect_gpus = expect_gpus_;
+        report.findings = judge(*snap, options, selection_);
+        if (report.findings.empty())
+            return print_error(name(), {Errc::kInvalidInput, "--only and --skip leave no check to run"});
+
+        const std::string format = json_ ? "json" : format_;
+        std::string text;
+        if (format == "json")
+            text =
+                render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                "\n";
+        else if (format == "md")
+            text = render_markdown(report, verbose_);
+        else
+            text = render_table(report, verbose_,
+                                !output_.output && color_wanted(stdout, global.no_color));
+        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
+        return doctor_exit_code(report.findings, strict_);
+    }
+
+private:
+    CollectOptions collect_;
+    OutputOptions output_;
+    std::optional<std::string> snapshot_;
+    CLI::Option* root_option_ = nullptr;
+    std::string format_ = "table";
+    bool json_ = false;
+    bool verbose_ = false;
+    bool strict_ = false;
+    bool list_ = false;
+    int expect_gpus_ = -1;
+    Selection selection_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_doctor_command() { return std::make_unique<DoctorCommand>(); }
+
+}  // namespace trainrig

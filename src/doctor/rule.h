@@ -1,0 +1,58 @@
+// A doctor rule: a pure function from a Snapshot to one Finding. Rules have the shape
+// id / title / applies() (a reason to skip) / check(), and live one area per file.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "doctor/finding.h"
+#include "snapshot/snapshot.h"
+
+namespace trainrig {
+
+// Judging parameters that are not facts of the machine.
+struct RuleOptions {
+    std::optional<int> expect_gpus;  // --expect-gpus: GPUs the machine should have
+};
+
+struct Rule {
+    std::string id;
+    std::string title;
+    std::vector<std::string> refs;
+    // A reason when the rule does not apply to this machine; the finding is then `skip`.
+    std::optional<std::string> (*applies)(const Snapshot&, const RuleOptions&) = nullptr;
+    // Sets status, summary, evidence, remedy and data on a finding whose id/title/refs are set.
+    void (*check)(const Snapshot&, const RuleOptions&, Finding&) = nullptr;
+};
+
+// The one explicit list of rules, in report order (rules.cpp).
+const std::vector<Rule>& all_rules();
+const Rule* find_rule(std::string_view id);
+
+// Runs one rule: applies(), then check(); a rule never throws past here.
+Finding run_rule(const Rule& rule, const Snapshot& s, const RuleOptions& o);
+
+// Per-area lists, concatenated by all_rules().
+std::vector<Rule> pci_rules();
+std::vector<Rule> numa_rules();
+std::vector<Rule> kernel_rules();
+std::vector<Rule> sysctl_rules();
+std::vector<Rule> cpu_memory_rules();
+std::vector<Rule> iommu_rules();
+std::vector<Rule> driver_rules();
+std::vector<Rule> kmsg_rules();
+std::vector<Rule> nccl_rules();
+std::vector<Rule> storage_rules();
+
+// If the fact could not be read, marks the finding `error` with the fact's message and returns
+// false: the common first line of a check.
+template <class T>
+bool need(const Fact<T>& fact, Finding& f) {
+    if (!fact.is_failed()) return true;
+    f.raise(FindingStatus::kError, fact.status().message());
+    f.evidence.push_back(fact.status().message());
+    return false;
+}
+
+}  // namespace trainrig

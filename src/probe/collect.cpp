@@ -1,0 +1,79 @@
+// collect_snapshot(): the one place that knows which probe fills which part of the Snapshot.
+#include "probe/collect.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "core/root_fs.h"
+#include "core/text.h"
+#include "core/version.h"
+#include "probe/parsers.h"
+#include "probe/probes.h"
+
+namespace trainrig {
+
+namespace {
+
+std::string utc_now() {
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+Result<Environment> read_env_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return errno_status(errno, "read --env-file", path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto vars = parse_env_file(ss.str(), path);
+    if (!vars) return vars.status();
+    Environment env;
+    env.source = path;
+    for (auto& [k, v] : *vars)
+        if (env_relevant(k)) env.vars[k] = v;
+    return env;
+}
+
+}  // namespace
+
+Result<Snapshot> collect_snapshot(const CollectOptions& options) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(options.root, ec))
+        return Status{Errc::kInvalidInput,
+                      fmt::format("--root {} is not a folder", options.root.string())};
+    std::optional<Environment> env_override;
+    if (options.env_file) {
+        auto env = read_env_file(*options.env_file);
+        if (!env) return env.status();
+        env_override = std::move(env).value();
+    }
+
+    const RootFs fs(options.root);
+    Snapshot s;
+    s.trainrig_version = kTrainrigVersion;
+    s.collected_at = utc_now();
+    s.root = fs.root().string();
+    probe_host(fs, s.host);
+    probe_kernel_settings(fs, s.kernel);
+    s.nofile = probe_nofile(fs);
+    s.sysctl = probe_sysctl_config(fs);
+    s.cpu_governors = probe_cpu_governors(fs);
+    probe_memory(fs, s.memory);
+    s.iommu_units = probe_class_entries(fs, "/sys/class/iommu");
+    s.pci_devices = probe_nvidia_pci(fs);
+    s.nvidia = probe_nvidia_driver(fs);
+    s.kernel_log = probe_kernel_log(fs);
+    s.environment = env_override ? Fact<Environment>::known(*env_override) : probe_environment(fs);
+    s.infiniband = probe_class_entries(fs, "/sys/class/infiniband");
+    if (options.data_dir) s.data_dir = probe_data_dir(fs, *options.data_dir);
+    s.topology = probe_topology(fs);
+    return s;
+}
+
+}  // namespace trainrig

@@ -1,0 +1,32 @@
+// The probes: each fills one part of the Snapshot from a machine reached through a RootFs.
+// They never fail as a whole; what cannot be read becomes a failed Fact that a rule reports.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/root_fs.h"
+#include "snapshot/snapshot.h"
+
+namespace trainrig {
+
+void probe_host(const RootFs& fs, HostFacts& out);
+void probe_kernel_settings(const RootFs& fs, KernelSettings& out);
+Fact<Rlimit> probe_nofile(const RootFs& fs);
+SysctlConfig probe_sysctl_config(const RootFs& fs);
+Fact<std::map<std::string, int>> probe_cpu_governors(const RootFs& fs);
+void probe_memory(const RootFs& fs, MemoryFacts& out);
+Fact<std::vector<PciDevice>> probe_nvidia_pci(const RootFs& fs);
+Fact<std::vector<std::string>> probe_class_entries(const RootFs& fs, const std::string& dir);
+NvidiaDriverFacts probe_nvidia_driver(const RootFs& fs);
+Fact<KernelLog> probe_kernel_log(const RootFs& fs);
+Fact<Environment> probe_environment(const RootFs& fs);
+Fact<DataDir> probe_data_dir(const RootFs& fs, const std::string& path);
+Fact<Topology> probe_topology(const RootFs& fs);
+
+// Kernel log records worth keeping in a snapshot: NVIDIA driver, PCI resource, AER lines.
+bool kmsg_relevant(std::string_view message);
+// Environment variables a snapshot keeps: the ones NCCL, PyTorch distributed and CUDA read.
+bool env_relevant(std::string_view key);
+
+}  // namespace trainrig

@@ -1,0 +1,76 @@
+// JSON form of the Snapshot. Field lists are declared once, here; unknown members are ignored and
+// missing ones take their defaults so that a newer minor writer stays readable.
+#include <fmt/format.h>
+
+#include "snapshot/snapshot.h"
+
+namespace trainrig {
+
+#define TRAINRIG_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
+
+TRAINRIG_JSON(HostFacts, hostname, kernel_release, cmdline)
+TRAINRIG_JSON(KernelSettings, swappiness, numa_balancing, file_max, nr_open, thp_enabled,
+              thp_defrag)
+TRAINRIG_JSON(Rlimit, soft, hard)
+TRAINRIG_JSON(SysctlSetting, file, line, key, value, optional, exists)
+TRAINRIG_JSON(SysctlLine, file, line, text)
+TRAINRIG_JSON(SysctlConfig, proc_sys_present, files, settings, malformed, unreadable)
+TRAINRIG_JSON(EdacController, name, mc_name, ce_count, ue_count)
+TRAINRIG_JSON(ShmMount, size_bytes, size_origin)
+TRAINRIG_JSON(MemoryFacts, total_bytes, edac, shm)
+TRAINRIG_JSON(PciResource, start, end, flags)
+TRAINRIG_JSON(PciDevice, address, vendor, device, class_code, subsystem_device, driver, numa_node,
+              local_cpulist, current_link_speed, max_link_speed, current_link_width, max_link_width,
+              resources, iommu_group_type)
+TRAINRIG_JSON(NvidiaDriverFacts, loaded, version, version_line, gpus)
+TRAINRIG_JSON(KmsgRecord, priority, seq, usec, message)
+TRAINRIG_JSON(KernelLog, records_read, records_lost, malformed, records)
+TRAINRIG_JSON(Environment, source, vars)
+TRAINRIG_JSON(BlockDevice, name, kind, rotational)
+TRAINRIG_JSON(DataDir, path, mount_point, fs_type, mount_source, dev, devices, free_bytes,
+              total_bytes)
+TRAINRIG_JSON(NumaNode, os_index, cpulist, memory_bytes)
+TRAINRIG_JSON(PciLocality, address, numa_nodes, cpulist)
+TRAINRIG_JSON(Topology, packages, cores, pus, numa_nodes, pci_locality)
+TRAINRIG_JSON(Snapshot, schema, schema_version, trainrig_version, collected_at, root, host, kernel,
+              nofile, sysctl, cpu_governors, memory, iommu_units, pci_devices, nvidia, kernel_log,
+              environment, infiniband, data_dir, topology)
+
+nlohmann::json snapshot_to_json(const Snapshot& s) { return s; }
+
+Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& where) {
+    if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() ||
+        j["schema"].get<std::string>() != kSnapshotSchema)
+        return Status{Errc::kInvalidInput,
+                      fmt::format("{} is not a trainrig snapshot (no \"schema\": \"{}\")", where,
+                                  kSnapshotSchema),
+                      "write one with `trainrig collect -o FILE`"};
+    if (!j.contains("schema_version") || !j["schema_version"].is_number_integer())
+        return Status{Errc::kInvalidInput,
+                      fmt::format("{} has no integer \"schema_version\"", where)};
+    const auto version = j["schema_version"].get<int64_t>();
+    if (version < 1 || version > kSnapshotSchemaVersion)
+        return Status{Errc::kInvalidInput,
+                      fmt::format("{} has snapshot schema_version {}, this trainrig reads 1 to {}",
+                                  where, version, kSnapshotSchemaVersion),
+                      "collect it again with this trainrig, or upgrade trainrig"};
+    try {
+        return j.get<Snapshot>();
+    } catch (const nlohmann::json::exception& e) {
+        return Status{Errc::kInvalidInput,
+                      fmt::format("{} has a malformed snapshot member: {}", where, e.what())};
+    }
+}
+
+Result<Snapshot> snapshot_from_text(std::string_view text, const std::string& where) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        return Status{Errc::kInvalidInput,
+                      fmt::format("{} is not valid JSON (byte {})", where, e.byte)};
+    }
+    return snapshot_from_json(j, where);
+}
+
+}  // namespace trainrig

@@ -1,0 +1,110 @@
+// The binary's contract for bad usage and bad input: exit 2, one sentence on stderr naming what
+// and where, and no output file left behind.
+#include <gtest/gtest.h>
+
+#include "run_binary.h"
+
+namespace trainrig::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+void expect_one_sentence(const RunResult& r) {
+    EXPECT_EQ(r.rc, 2) << r.out << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+    EXPECT_EQ(r.err.rfind("trainrig", 0), 0u) << r.err;
+}
+
+TEST(Cli, HelpVersionAndHelpCommand) {
+    auto h = run_trainrig("--help");
+    EXPECT_EQ(h.rc, 0);
+    EXPECT_NE(h.out.find("doctor"), std::string::npos);
+    EXPECT_NE(h.out.find("collect"), std::string::npos);
+    auto v = run_trainrig("--version");
+    EXPECT_EQ(v.rc, 0);
+    EXPECT_EQ(v.out.rfind("trainrig 0.", 0), 0u);
+    auto hd = run_trainrig("help doctor");
+    EXPECT_EQ(hd.rc, 0);
+    EXPECT_NE(hd.out.find("--expect-gpus"), std::string::npos);
+    EXPECT_NE(hd.out.find("TRAINRIG_EXPECT_GPUS"), std::string::npos);
+    EXPECT_NE(hd.out.find("kernel.sysctl-obsolete"), std::string::npos);
+    EXPECT_EQ(run_trainrig("doctor --help").out, hd.out);
+    expect_one_sentence(run_trainrig("help nosuchcommand"));
+}
+
+TEST(Cli, UsageErrors) {
+    expect_one_sentence(run_trainrig("nosuchcommand"));
+    expect_one_sentence(run_trainrig("doctor --bogus"));
+    expect_one_sentence(run_trainrig("doctor --format xml"));
+    expect_one_sentence(run_trainrig("doctor --only pci.nothing"));
+    expect_one_sentence(run_trainrig("doctor --root /x --snapshot /y"));
+    auto none = run_trainrig("");
+    EXPECT_EQ(none.rc, 2);
+}
+
+TEST(Cli, BadInputFilesNameThemselves) {
+    auto missing = run_trainrig("doctor --snapshot /no/such/snapshot.json");
+    expect_one_sentence(missing);
+    EXPECT_NE(missing.err.find("/no/such/snapshot.json"), std::string::npos);
+    auto not_json = fs::temp_directory_path() / "trainrig-it-bad.json";
+    std::ofstream(not_json) << "{\"schema\": \"trainrig.snapshot\", ";
+    auto bad = run_trainrig("doctor --snapshot " + not_json.string());
+    expect_one_sentence(bad);
+    EXPECT_NE(bad.err.find("not valid JSON"), std::string::npos);
+    fs::remove(not_json);
+    auto root = run_trainrig("doctor --root /no/such/root");
+    expect_one_sentence(root);
+    EXPECT_NE(root.err.find("/no/such/root"), std::string::npos);
+}
+
+TEST(Cli, GlobalFlagsAfterTheCommandAndEmptySelections) {
+    EXPECT_EQ(run_trainrig("doctor --no-color --root " + fixture("cpu-only")).rc, 0);
+    expect_one_sentence(run_trainrig("doctor --only mem.shm --skip mem.shm --root " + fixture("cpu-only")));
+}
+
+TEST(Cli, SnapshotIgnoresMachineOptionsFromTheEnvironment) {
+    auto snap = fs::temp_directory_path() / "trainrig-it-env-snap.json";
+    ASSERT_EQ(run_trainrig("collect --root " + fixture("cpu-only") + " -o " + snap.string()).rc, 0);
+    auto r = run_trainrig("doctor --snapshot " + snap.string(),
+                          "TRAINRIG_ROOT=" + fixture("article-box") + " TRAINRIG_DATA_DIR=/data");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    expect_one_sentence(run_trainrig("doctor --snapshot " + snap.string() + " --data-dir /data"));
+    fs::remove(snap);
+}
+
+TEST(Cli, OutputIntoMissingFolderLeavesNothing) {
+    auto dir = fs::temp_directory_path() / "trainrig-it-out";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    auto r = run_trainrig("collect --root " + fixture("cpu-only") + " -o " +
+                          (dir / "no/such/snap.json").string());
+    expect_one_sentence(r);
+    EXPECT_TRUE(fs::is_empty(dir));
+    auto ok = run_trainrig("doctor --json --root " + fixture("cpu-only") + " -o " +
+                           (dir / "report.json").string());
+    EXPECT_EQ(ok.rc, 0);
+    EXPECT_TRUE(ok.out.empty());
+    EXPECT_NE(slurp(dir / "report.json").find("\"trainrig.doctor\""), std::string::npos);
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+    fs::remove_all(dir);
+}
+
+TEST(Cli, EnvironmentTwinsWork) {
+    auto r =
+        run_trainrig("doctor --json --only pci.gpu-visible",
+                     "TRAINRIG_ROOT=" + fixture("epyc-4xa100-healthy") + " TRAINRIG_EXPECT_GPUS=8");
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("4 of 8 expected GPUs"), std::string::npos);
+}
+
+TEST(Cli, LiveMachineRunsWithoutRoot) {
+    auto r = run_trainrig("doctor --json");
+    EXPECT_TRUE(r.rc == 0 || r.rc == 1) << r.err << r.out;
+    EXPECT_NE(r.out.find("\"schema\": \"trainrig.doctor\""), std::string::npos);
+    auto c = run_trainrig("collect");
+    EXPECT_EQ(c.rc, 0) << c.err;
+}
+
+}  // namespace
+}  // namespace trainrig::test

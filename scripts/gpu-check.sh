@@ -56,8 +56,9 @@ for row in csv.reader(open(f"{out}/nvidia-smi.csv")):
     dev = next((d for d in (snap.get("pci_devices") or []) if d["address"] == bus), None)
     entry = {"nvidia_smi": row, "trainrig": None}
     if dev:
-        res = dev.get("resources") or []
-        bar1 = res[1]["end"] - res[1]["start"] + 1 if len(res) > 1 and res[1]["end"] else 0
+        res = (dev.get("resources") or [])[:6]
+        # BAR1 as nvidia-smi means it: the largest memory BAR of the function.
+        bar1 = max([r["end"] - r["start"] + 1 for r in res if r["end"] > r["start"]] or [0])
         entry["trainrig"] = {"address": bus, "device_id": dev.get("device"), "driver": dev.get("driver"),
                              "link_width": [dev.get("current_link_width"), dev.get("max_link_width")],
                              "link_speed": [dev.get("current_link_speed"), dev.get("max_link_speed")],

@@ -14,6 +14,7 @@ namespace {
 constexpr uint64_t kIoresourceMem = 0x200;
 constexpr uint64_t kIoresourcePrefetch = 0x2000;
 constexpr uint64_t kIoresourceUnset = 0x20000000;
+constexpr uint64_t kIoresourceMem64 = 0x100000;  // include/linux/ioport.h
 
 std::optional<std::string> applies_with_gpus(const Snapshot& s, const RuleOptions& o) {
     if (o.expect_gpus && *o.expect_gpus > 0) return std::nullopt;
@@ -108,19 +109,23 @@ void check_gpu_bar(const Snapshot& s, const RuleOptions&, Finding& f) {
             continue;
         }
         const auto& res = g->resources.value();
-        if (res.size() < 2) {
+        // NVIDIA's "BAR1" (the framebuffer aperture) is the BAR after BAR0. BAR0 is 32-bit on
+        // bare-metal A100/H100 (BAR1 is resource 1) but 64-bit on some parts and under some
+        // hypervisors (an H200 in a VM: BAR1 is resource 2), and a 64-bit BAR takes two slots.
+        const size_t index = !res.empty() && (res[0].flags & kIoresourceMem64) ? 2 : 1;
+        if (res.size() <= index) {
             f.raise(FindingStatus::kError, g->address + ": resource file has no BAR1 line");
             continue;
         }
-        const auto& bar1 = res[1];
+        const auto& bar1 = res[index];
         bool assigned =
             bar1.flags != 0 && !(bar1.flags & kIoresourceUnset) && bar1.end > bar1.start;
         if (!assigned) {
             f.raise(FindingStatus::kFail, fmt::format("BAR1 of {} is not assigned", gpu_label(*g)));
             f.evidence.push_back(
-                fmt::format("/sys/bus/pci/devices/{}/resource line 2: 0x{:016x} 0x{:016x} "
+                fmt::format("/sys/bus/pci/devices/{}/resource line {}: 0x{:016x} 0x{:016x} "
                             "0x{:016x} (unassigned)",
-                            g->address, bar1.start, bar1.end, bar1.flags));
+                            g->address, index + 1, bar1.start, bar1.end, bar1.flags));
             continue;
         }
         const uint64_t size = bar1.end - bar1.start + 1;

@@ -112,6 +112,22 @@ TEST(DoctorFixtures, SnapshotGivesIdenticalFindings) {
     }
 }
 
+// A snapshot collected on a real H200 (in a Firecracker VM): BAR0 is 64-bit there, so BAR1
+// (256 GiB) is resource 2, not 1.
+TEST(DoctorFixtures, RealH200SnapshotFromAVm) {
+    auto r = run_trainrig("doctor --json --snapshot " + std::string(TRAINRIG_SOURCE_DIR) +
+                          "/tests/fixtures/snapshots/h200-vm.json");
+    ASSERT_EQ(r.rc, 0) << r.err << r.out.substr(0, 3000);
+    auto doc = json::parse(r.out);
+    auto bar = finding(doc, "pci.gpu-bar");
+    EXPECT_EQ(bar["status"], "pass");
+    EXPECT_TRUE(evidence_has(bar, "0000:00:06.0 (H200): BAR1 256 GiB"));
+    EXPECT_EQ(finding(doc, "pci.gpu-visible")["status"], "pass");
+    EXPECT_EQ(finding(doc, "pci.gpu-link")["status"], "pass");
+    EXPECT_EQ(finding(doc, "driver.nvidia")["data"]["version"], "580.159.04");
+    EXPECT_EQ(finding(doc, "storage.data-dir")["status"], "pass");
+}
+
 TEST(DoctorOutput, TableAndMarkdown) {
     auto t = run_trainrig("doctor --root " + fixture("article-box"));
     EXPECT_EQ(t.rc, 1);

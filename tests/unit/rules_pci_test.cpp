@@ -81,6 +81,23 @@ TEST(GpuBar, FailsWhenBar1IsUnassigned) {
     EXPECT_TRUE(any_contains(f.evidence, "unassigned"));
 }
 
+TEST(GpuBar, SixtyFourBitBar0MovesBar1ToResource2) {
+    // Seen on an H200 in a VM: BAR0 is 64-bit (resources 0-1), BAR1 256 GiB is resource 2.
+    auto s = healthy();
+    s.pci_devices.value().resize(1);
+    gpu_at(s, 0).device = Fact<uint64_t>::known(0x2335);
+    gpu_at(s, 0).resources = Fact<std::vector<PciResource>>::known(
+        {bar(0xf0000000, 64 << 20, 0x140204), {0, 0, 0}, bar(0x4000000000, 256ull << 30),
+         {0, 0, 0}, bar(0x8000000000, 32 << 20), {0, 0, 0}, {0, 0, 0}});
+    auto f = judge_one("pci.gpu-bar", s);
+    EXPECT_STATUS(f, kPass);
+    EXPECT_TRUE(any_contains(f.evidence, "256 GiB"));
+    gpu_at(s, 0).resources.value()[2] = {0, 0, 0};
+    auto unassigned = judge_one("pci.gpu-bar", s);
+    EXPECT_STATUS(unassigned, kFail);
+    EXPECT_TRUE(any_contains(unassigned.evidence, "resource line 3"));
+}
+
 TEST(GpuBar, WarnsWhenDatacentreBarIsSmallerThanMemory) {
     auto s = healthy();
     gpu_at(s, 0).resources.value()[1] = bar(0xe0000000, 256 << 20);

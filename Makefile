@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 30
 
-.PHONY: all deps build run test fuzz bench-doctor format clean
+.PHONY: all deps build run test test-asan fuzz format clean
 
 all: build
 
@@ -27,6 +27,12 @@ run: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The whole suite under AddressSanitizer and UBSan (CMakePresets.json "debug-asan").
+test-asan: deps
+	@cmake --preset debug-asan >/dev/null
+	@cmake --build --preset debug-asan -j $(JOBS)
+	@ctest --preset debug-asan -j $(JOBS)
+
 # libFuzzer harnesses in a separate clang build (ASan + UBSan).
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -39,4 +45,4 @@ format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) build-fuzz
+	rm -rf $(BUILD) build-fuzz build-asan build-cpu

@@ -209,27 +209,11 @@ Result<uint64_t> parse_tmpfs_size(std::string_view value, uint64_t mem_total) {
             return bad("tmpfs size percentage is not a number: " + preview(v));
         return mem_total / 100 * *pct;
     }
+    // k, m, g, t in either case: binary multiples, as tmpfs(5) documents.
     uint64_t mult = 1;
-    switch (v.back()) {
-        case 'k':
-        case 'K':
-            mult = 1ull << 10;
-            break;
-        case 'm':
-        case 'M':
-            mult = 1ull << 20;
-            break;
-        case 'g':
-        case 'G':
-            mult = 1ull << 30;
-            break;
-        case 't':
-        case 'T':
-            mult = 1ull << 40;
-            break;
-        default:
-            break;
-    }
+    if (auto unit = std::string_view("kmgt").find(static_cast<char>(v.back() | 0x20));
+        unit != std::string_view::npos)
+        mult = 1ull << (10 * (unit + 1));
     if (mult != 1) v.remove_suffix(1);
     auto n = parse_u64(v);
     if (!n || *n > UINT64_MAX / mult) return bad("tmpfs size is not a number: " + preview(value));

@@ -1,8 +1,9 @@
 // Probe of the CPU/NUMA/PCI topology through hwloc. Under --root, hwloc reads the same tree:
 // HWLOC_FSROOT points its Linux backend there, and the components that ignore that root are
 // turned off: x86 (CPUID describes this host's processor), pci (libpciaccess reads the host's
-// bus), opencl and gl. GPU-runtime components (cuda, nvml, rsmi, levelzero) are off everywhere:
-// doctor must not depend on a driver answering, and those facts belong to the GPU layer.
+// bus), opencl and gl. Off everywhere: pci (the Linux backend reads /sys/bus/pci itself, and
+// libpciaccess leaks), and the GPU-runtime components (cuda, nvml, rsmi, levelzero): doctor
+// must not depend on a driver answering, and those facts belong to the GPU layer.
 #include <fmt/format.h>
 #include <hwloc.h>
 
@@ -56,7 +57,7 @@ Fact<Topology> probe_topology(const RootFs& fs) {
     ScopedEnv env;
     env.set("HWLOC_HIDE_ERRORS", "2");  // failures are reported through the Fact, not stderr
     if (fs.is_live()) {
-        env.set("HWLOC_COMPONENTS", "-opencl,-gl,-cuda,-nvml,-rsmi,-levelzero");
+        env.set("HWLOC_COMPONENTS", "-pci,-opencl,-gl,-cuda,-nvml,-rsmi,-levelzero");
     } else {
         env.set("HWLOC_FSROOT", fs.root().string());
         env.set("HWLOC_COMPONENTS", "-x86,-pci,-opencl,-gl,-cuda,-nvml,-rsmi,-levelzero");

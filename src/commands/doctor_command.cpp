@@ -106,7 +106,8 @@ public:
         if (expect_gpus_ >= 0) options.expect_gpus = expect_gpus_;
         report.findings = judge(*snap, options, selection_);
         if (report.findings.empty())
-            return print_error(name(), {Errc::kInvalidInput, "--only and --skip leave no check to run"});
+            return print_error(name(),
+                               {Errc::kInvalidInput, "--only and --skip leave no check to run"});
 
         const std::string format = json_ ? "json" : format_;
         std::string text;

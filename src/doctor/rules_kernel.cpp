@@ -102,11 +102,12 @@ void check_nofile(const Snapshot& s, const RuleOptions&, Finding& f) {
                             limit_text(l.soft)));
             f.remedy =
                 l.hard > l.soft
-                    ? fmt::format("raise it in the launch shell (`ulimit -n {}`, up to the hard "
-                                  "limit) and persist '* soft nofile 1048576' in "
-                                  "/etc/security/limits.d/90-trainrig.conf (LimitNOFILE= for "
-                                  "systemd services)",
-                                  l.hard >= 1048576 ? "1048576" : limit_text(l.hard))
+                    ? fmt::format(
+                          "raise it in the launch shell (`ulimit -n {}`, up to the hard "
+                          "limit) and persist '* soft nofile 1048576' in "
+                          "/etc/security/limits.d/90-trainrig.conf (LimitNOFILE= for "
+                          "systemd services)",
+                          l.hard >= 1048576 ? "1048576" : limit_text(l.hard))
                     : "the hard limit is as low: as root, set '* soft nofile 1048576' and "
                       "'* hard nofile 1048576' in /etc/security/limits.d/90-trainrig.conf (or "
                       "LimitNOFILE=1048576 for systemd services and containers), then log in again";

@@ -1,8 +1,8 @@
 // nccl.env: NCCL and PyTorch variables that hurt or do nothing. article §4.2 and its
 // Corrections; NCCL's environment-variable documentation; PyTorch's ProcessGroupNCCL.
-#include <cstdlib>
-
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "core/text.h"
 #include "doctor/rule.h"

@@ -21,13 +21,20 @@ std::optional<std::string> applies_with_gpus(const Snapshot& s, const RuleOption
     return no_gpu_reason(s);
 }
 
+// The kernel's words for a BAR it could not place: "BAR 1: no space for [mem ...]" and
+// "BAR 1: failed to assign [mem ...]" (drivers/pci/setup-res.c up to 6.7), "BAR 1 [mem ...]:
+// can't assign; no space" and "...: failed to assign" (6.8 on); and the NVIDIA driver's
+// "BAR1 is 0M @ 0x0" after "This PCI I/O region assigned to your NVIDIA device is invalid".
+bool is_bar_failure(std::string_view line) {
+    return (contains(line, "BAR") &&
+            (contains(line, "no space") || contains(line, "failed to assign") ||
+             contains(line, "can't assign"))) ||
+           contains(line, "BAR1 is 0M") ||
+           contains(line, "region assigned to your NVIDIA device is invalid");
+}
+
 bool mentions_bar_failure(const std::vector<std::string>& lines) {
-    for (const auto& l : lines)
-        if (contains(l, "no space for") || contains(l, "failed to assign") ||
-            contains(l, "BAR1 is 0M") ||
-            contains(l, "region assigned to your NVIDIA device is invalid"))
-            return true;
-    return false;
+    return std::any_of(lines.begin(), lines.end(), [](const auto& l) { return is_bar_failure(l); });
 }
 
 void check_gpu_visible(const Snapshot& s, const RuleOptions& o, Finding& f) {
@@ -47,8 +54,7 @@ void check_gpu_visible(const Snapshot& s, const RuleOptions& o, Finding& f) {
             "--expect-gpus {}; /sys/bus/pci/devices lists {} NVIDIA GPUs", *o.expect_gpus, on_bus));
         if (s.kernel_log.is_known())
             for (const auto& r : s.kernel_log.value().records)
-                if (contains(r.message, "no space for") ||
-                    contains(r.message, "failed to assign")) {
+                if (is_bar_failure(r.message)) {
                     f.evidence.push_back(kmsg_evidence(r));
                     bar_failures = true;
                 }

@@ -1,6 +1,7 @@
 // The binary's contract for bad usage and bad input: exit 2, one sentence on stderr naming what
 // and where, and no output file left behind.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "run_binary.h"
@@ -61,7 +62,8 @@ TEST(Cli, BadInputFilesNameThemselves) {
 
 TEST(Cli, GlobalFlagsAfterTheCommandAndEmptySelections) {
     EXPECT_EQ(run_trainrig("doctor --no-color --root " + fixture("cpu-only")).rc, 0);
-    expect_one_sentence(run_trainrig("doctor --only mem.shm --skip mem.shm --root " + fixture("cpu-only")));
+    expect_one_sentence(
+        run_trainrig("doctor --only mem.shm --skip mem.shm --root " + fixture("cpu-only")));
 }
 
 TEST(Cli, SnapshotIgnoresMachineOptionsFromTheEnvironment) {
@@ -110,7 +112,8 @@ TEST(Cli, LiveMachineRunsWithoutRoot) {
     EXPECT_EQ(doc["exit_code"], r.rc);
     EXPECT_EQ(doc["findings"].size(), 18u);
     for (const auto& f : doc["findings"])
-        EXPECT_EQ(f["summary"].get<std::string>().find("internal error"), std::string::npos) << f["id"];
+        EXPECT_EQ(f["summary"].get<std::string>().find("internal error"), std::string::npos)
+            << f["id"];
     auto c = run_trainrig("collect");
     EXPECT_EQ(c.rc, 0) << c.err;
 }

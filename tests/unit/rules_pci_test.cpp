@@ -28,6 +28,18 @@ TEST(GpuVisible, FailsWithKernelLogEvidenceAndAbove4gRemedy) {
     EXPECT_NE(f.remedy.find("Above 4G Decoding"), std::string::npos);
 }
 
+TEST(GpuVisible, NewerKernelWordingAlsoPointsAtAbove4g) {
+    auto s = healthy();
+    gpu_at(s, 3).driver = Fact<std::string>::absent();
+    s.nvidia.gpus =
+        Fact<std::vector<std::string>>::known({"0000:01:00.0", "0000:41:00.0", "0000:81:00.0"});
+    s.kernel_log.value().records.push_back(kmsg(
+        10, "pci 0000:c1:00.0: BAR 1 [mem size 0x2000000000 64bit pref]: can't assign; no space"));
+    auto f = judge_one("pci.gpu-visible", s);
+    EXPECT_STATUS(f, kFail);
+    EXPECT_NE(f.remedy.find("Above 4G Decoding"), std::string::npos);
+}
+
 TEST(GpuVisible, GpuListedByDriverCountsAsVisible) {
     auto s = healthy();
     gpu_at(s, 0).driver = Fact<std::string>::absent();  // /proc/driver/nvidia/gpus still lists it
@@ -86,9 +98,14 @@ TEST(GpuBar, SixtyFourBitBar0MovesBar1ToResource2) {
     auto s = healthy();
     s.pci_devices.value().resize(1);
     gpu_at(s, 0).device = Fact<uint64_t>::known(0x2335);
-    gpu_at(s, 0).resources = Fact<std::vector<PciResource>>::known(
-        {bar(0xf0000000, 64 << 20, 0x140204), {0, 0, 0}, bar(0x4000000000, 256ull << 30),
-         {0, 0, 0}, bar(0x8000000000, 32 << 20), {0, 0, 0}, {0, 0, 0}});
+    gpu_at(s, 0).resources =
+        Fact<std::vector<PciResource>>::known({bar(0xf0000000, 64 << 20, 0x140204),
+                                               {0, 0, 0},
+                                               bar(0x4000000000, 256ull << 30),
+                                               {0, 0, 0},
+                                               bar(0x8000000000, 32 << 20),
+                                               {0, 0, 0},
+                                               {0, 0, 0}});
     auto f = judge_one("pci.gpu-bar", s);
     EXPECT_STATUS(f, kPass);
     EXPECT_TRUE(any_contains(f.evidence, "256 GiB"));

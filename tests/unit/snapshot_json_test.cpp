@@ -52,9 +52,9 @@ TEST(SnapshotJson, RejectsOtherDocuments) {
 }
 
 TEST(SnapshotJson, WrongTypesInTheHeaderAreRefusedCleanly) {
-    for (const char* doc : {R"({"schema":"trainrig.snapshot","schema_version":"1"})",
-                            R"({"schema":7,"schema_version":1})", R"([1,2])",
-                            R"({"schema":"trainrig.snapshot"})"}) {
+    for (const char* doc :
+         {R"({"schema":"trainrig.snapshot","schema_version":"1"})",
+          R"({"schema":7,"schema_version":1})", R"([1,2])", R"({"schema":"trainrig.snapshot"})"}) {
         auto r = snapshot_from_text(doc, "f.json");
         ASSERT_FALSE(r.ok()) << doc;
         EXPECT_EQ(r.status().code(), Errc::kInvalidInput) << doc;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Packs build/trainrig with the shared libraries a bare GPU machine may lack (hwloc, fmt, udev)
-# into a folder (default .device/) that scripts/gpu-check.sh runs from. glibc, libstdc++ and the
+# into a folder (default build/gpu-bundle/) that scripts/gpu-check.sh runs from. glibc, libstdc++ and the
 # NVIDIA/CUDA libraries are left out: the target machine provides its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dest=${1:-.device}
+dest=${1:-build/gpu-bundle}
 bin=${TRAINRIG_BIN:-build/trainrig}
 [ -x "$bin" ] || { echo "gpu-bundle: $bin not found; build first (make build)" >&2; exit 2; }
 rm -rf "$dest"

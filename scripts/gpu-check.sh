@@ -2,13 +2,13 @@
 # trainrig's checks on a machine with an NVIDIA GPU. Runs doctor and collect on the real machine,
 # checks that a snapshot judged offline gives the same findings, cross-checks doctor's PCI facts
 # against nvidia-smi, and times `trainrig doctor` beside `nvidia-smi -q` (pairs run in turn,
-# medians and the ratio). Everything lands as files under $OUT (default ./gpu-check-out).
-# Usage: scripts/gpu-check.sh [BUNDLE]   (BUNDLE from scripts/gpu-bundle.sh, default .device)
+# medians and the ratio). Everything lands as files under $OUT (default build/gpu-check-out).
+# Usage: scripts/gpu-check.sh [BUNDLE]   (BUNDLE from scripts/gpu-bundle.sh, default build/gpu-bundle)
 # Read-only: it never changes clocks, power, persistence or MIG settings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bundle=${1:-.device}
-out=${OUT:-gpu-check-out}
+bundle=${1:-build/gpu-bundle}
+out=${OUT:-build/gpu-check-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 bin="$PWD/$bundle/trainrig"

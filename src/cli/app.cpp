@@ -35,6 +35,7 @@ int run_cli(int argc, const char* const* argv) {
         "Exit codes: 0 healthy (warnings allowed), 1 a check failed, 2 could not run.",
         "trainrig");
     GlobalOptions global;
+    global.args.assign(argv + (argc > 0 ? 1 : 0), argv + argc);
     bool show_version = false;
     app.add_flag("--version", show_version, "Print the version and exit");
     app.add_flag(

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace CLI {
@@ -13,6 +15,16 @@ namespace trainrig {
 
 struct GlobalOptions {
     bool no_color = false;
+    std::vector<std::string> args;  // argv after the program name, as typed
+
+    // Whether an option was typed on the command line (not taken from its environment twin).
+    bool typed(std::string_view option) const {
+        for (const auto& a : args)
+            if (a == option ||
+                (a.starts_with(option) && a.size() > option.size() && a[option.size()] == '='))
+                return true;
+        return false;
+    }
 };
 
 class Command {

@@ -8,12 +8,12 @@
 
 namespace trainrig {
 
-CLI::Option* declare_machine_options(CLI::App& app, CollectOptions& opts) {
-    auto* root = app.add_option("--root", opts.root,
-                                "Read the machine under DIR instead of / (a copy of /proc, /sys, "
-                                "/etc and /dev/kmsg, as in tests/fixtures/machines)")
-                     ->envname("TRAINRIG_ROOT")
-                     ->type_name("DIR");
+void declare_machine_options(CLI::App& app, CollectOptions& opts) {
+    app.add_option("--root", opts.root,
+                   "Read the machine under DIR instead of / (a copy of /proc, /sys, "
+                   "/etc and /dev/kmsg, as in tests/fixtures/machines)")
+        ->envname("TRAINRIG_ROOT")
+        ->type_name("DIR");
     app.add_option("--data-dir", opts.data_dir,
                    "Check the storage behind the folder training data is read from")
         ->envname("TRAINRIG_DATA_DIR")
@@ -22,7 +22,6 @@ CLI::Option* declare_machine_options(CLI::App& app, CollectOptions& opts) {
                    "Judge the NCCL/torch variables in FILE (KEY=VALUE lines) instead of this "
                    "process's environment")
         ->type_name("FILE");
-    return root;
 }
 
 void declare_output_options(CLI::App& app, OutputOptions& opts) {

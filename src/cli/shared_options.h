@@ -19,8 +19,8 @@ struct OutputOptions {
     std::optional<std::string> output;
 };
 
-// --root, --data-dir, --env-file. Returns the --root option so callers can declare exclusions.
-CLI::Option* declare_machine_options(CLI::App& app, CollectOptions& opts);
+// --root, --data-dir, --env-file.
+void declare_machine_options(CLI::App& app, CollectOptions& opts);
 void declare_output_options(CLI::App& app, OutputOptions& opts);
 
 // Writes text to the --output file (temp + fsync + rename) or to stdout.

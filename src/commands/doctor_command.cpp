@@ -3,14 +3,12 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "core/terminal.h"
+#include "core/user_file.h"
 #include "doctor/report.h"
 #include "probe/collect.h"
 
@@ -19,12 +17,9 @@ namespace trainrig {
 namespace {
 
 Result<Snapshot> load_snapshot(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return errno_status(errno, "read --snapshot", path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) return Status{Errc::kIo, "cannot read --snapshot " + path};
-    return snapshot_from_text(ss.str(), path);
+    auto text = read_user_file(path, "--snapshot");
+    if (!text) return text.status();
+    return snapshot_from_text(*text, path);
 }
 
 Status check_ids(const std::vector<std::string>& ids, const char* option) {
@@ -48,7 +43,7 @@ public:
         return "Check this machine (or a snapshot) and report findings with evidence and remedy";
     }
     void declare(CLI::App& app) override {
-        root_option_ = declare_machine_options(app, collect_);
+        declare_machine_options(app, collect_);
         app.add_option("--snapshot", snapshot_,
                        "Judge a snapshot written by `trainrig collect` instead of a machine")
             ->type_name("FILE");
@@ -84,9 +79,8 @@ public:
         if (auto s = check_ids(selection_.skip, "--skip"); !s.ok()) return print_error(name(), s);
         // With --snapshot the machine options make no sense on the command line; from the
         // environment (TRAINRIG_ROOT, TRAINRIG_DATA_DIR) they are just ignored.
-        const bool root_given = root_option_->count() > 0 && !std::getenv("TRAINRIG_ROOT");
-        const bool data_given = collect_.data_dir && !std::getenv("TRAINRIG_DATA_DIR");
-        if (snapshot_ && (root_given || data_given || collect_.env_file))
+        if (snapshot_ &&
+            (global.typed("--root") || global.typed("--data-dir") || collect_.env_file))
             return print_error(name(), {Errc::kInvalidInput,
                                         "--root, --data-dir and --env-file apply when probing a "
                                         "machine, not to --snapshot (pass them to `trainrig "
@@ -128,7 +122,6 @@ private:
     CollectOptions collect_;
     OutputOptions output_;
     std::optional<std::string> snapshot_;
-    CLI::Option* root_option_ = nullptr;
     std::string format_ = "table";
     bool json_ = false;
     bool verbose_ = false;

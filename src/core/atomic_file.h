@@ -1,5 +1,7 @@
 // Writes a file so that readers see either the old content or the whole new content, never a
-// part: temp file in the same folder, fsync, rename over the target, fsync the folder.
+// part: temp file in the same folder, fsync, rename over the target, fsync the folder. A
+// symlink is followed to the file it names; a target that is not a regular file (/dev/stdout,
+// a FIFO) is written into, never replaced.
 #pragma once
 
 #include <filesystem>
@@ -9,7 +11,7 @@
 
 namespace trainrig {
 
-// mode applies to a newly created file; an existing target keeps its permissions.
+// mode (less the umask) applies to a newly created file; an existing target keeps its mode.
 Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
                          unsigned mode = 0644);
 

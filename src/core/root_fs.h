@@ -23,9 +23,10 @@ public:
     // Where a machine path lives on this host's disk.
     std::filesystem::path host_path(std::string_view machine_path) const;
 
-    // Reads a whole file (at most max_bytes; sysfs attributes are a page at most). Content is
-    // returned as raw bytes; callers sanitize what they keep.
-    Result<std::string> read(std::string_view machine_path, size_t max_bytes = 1 << 20) const;
+    // Reads a whole file. A file larger than max_bytes is an error, never silently cut (sysfs
+    // attributes are a page; mountinfo on a busy Kubernetes node can pass a megabyte). Content
+    // is returned as raw bytes; callers sanitize what they keep.
+    Result<std::string> read(std::string_view machine_path, size_t max_bytes = 64u << 20) const;
     // Like read(), trimmed of surrounding whitespace.
     Result<std::string> read_trimmed(std::string_view machine_path) const;
 
@@ -36,10 +37,17 @@ public:
 
     // Final path component of a symlink's target (e.g. the driver name behind `driver`).
     Result<std::string> link_name(std::string_view machine_path) const;
-    // The machine path a path resolves to after following relative symlinks inside the root.
+    // The machine path a path resolves to, every symlink followed inside the root (absolute
+    // targets start again at the root, ".." stops there), as the kernel would in a chroot.
     Result<std::string> resolve(std::string_view machine_path) const;
 
 private:
+    // The host path to open for a machine path (symlinks resolved inside the root).
+    Result<std::filesystem::path> locate(std::string_view machine_path,
+                                         std::string_view verb) const;
+    // resolve(), with `verb` ("read", "list") in its error sentence.
+    Result<std::string> resolve_as(std::string_view machine_path, std::string_view verb) const;
+
     std::filesystem::path root_;
     bool live_;
 };

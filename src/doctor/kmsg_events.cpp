@@ -50,20 +50,19 @@ std::optional<AerEvent> parse_aer(std::string_view m) {
         e.device = std::string(words[1].substr(0, words[1].size() - 1));
     else
         e.device = "unknown";
+    // drivers/pci/pcie/aer.c wrote "Corrected" / "Uncorrected (Non-Fatal)" / "Uncorrected
+    // (Fatal)" and, since Linux 6.x, "Correctable" / "Uncorrectable (Non-Fatal)" / "... (Fatal)".
     auto sev = m.substr(pos + kTag.size());
-    if (sev.starts_with("Corrected"))
+    if (sev.starts_with("Corrected") || sev.starts_with("Correctable"))
         e.severity = AerSeverity::kCorrected;
-    else if (sev.starts_with("Uncorrected (Non-Fatal)"))
+    else if (sev.starts_with("Uncorrected (Non-Fatal)") ||
+             sev.starts_with("Uncorrectable (Non-Fatal)"))
         e.severity = AerSeverity::kNonFatal;
-    else if (sev.starts_with("Uncorrected (Fatal)") || sev.starts_with("Fatal"))
+    else if (sev.starts_with("Uncorrected (Fatal)") || sev.starts_with("Uncorrectable (Fatal)") ||
+             sev.starts_with("Fatal"))
         e.severity = AerSeverity::kFatal;
     else
         return std::nullopt;
-    auto type_pos = sev.find("type=");
-    if (type_pos != std::string_view::npos) {
-        auto t = sev.substr(type_pos + 5);
-        e.type = sanitize_text(t.substr(0, t.find(',')));
-    }
     return e;
 }
 

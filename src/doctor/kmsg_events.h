@@ -27,7 +27,6 @@ enum class AerSeverity { kCorrected, kNonFatal, kFatal };
 struct AerEvent {
     std::string device;  // the function that logged it
     AerSeverity severity = AerSeverity::kCorrected;
-    std::string type;  // "Physical Layer", "Data Link Layer", "Transaction Layer"
 };
 std::optional<AerEvent> parse_aer(std::string_view message);
 

@@ -45,6 +45,9 @@ std::vector<Rule> kmsg_rules();
 std::vector<Rule> nccl_rules();
 std::vector<Rule> storage_rules();
 
+// More than one NUMA node or socket: where binding to a node matters.
+inline bool is_multi_node(const Topology& t) { return t.numa_nodes.size() > 1 || t.packages > 1; }
+
 // If the fact could not be read, marks the finding `error` with the fact's message and returns
 // false: the common first line of a check.
 template <class T>

@@ -13,11 +13,6 @@ constexpr int64_t kMaxSwappiness = 10;    // TuneD throughput-performance uses 1
 constexpr uint64_t kMinNofile = 65536;    // data loaders, NCCL sockets, shards
 constexpr int64_t kMinFileMax = 1000000;  // the article's fs.file-max
 
-bool multi_node(const Snapshot& s) {
-    return s.topology.is_known() &&
-           (s.topology.value().numa_nodes.size() > 1 || s.topology.value().packages > 1);
-}
-
 void check_swappiness(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto& v = s.kernel.swappiness;
     if (!need(v, f)) return;
@@ -50,7 +45,7 @@ void check_numa_balancing(const Snapshot& s, const RuleOptions&, Finding& f) {
                     "automatic NUMA balancing is on and the NUMA topology is unknown");
         return;
     }
-    if (!multi_node(s))
+    if (!is_multi_node(s.topology.value()))
         return f.raise(FindingStatus::kPass,
                        "automatic NUMA balancing is on, but there is one NUMA node");
     f.raise(FindingStatus::kWarn,

@@ -142,9 +142,7 @@ void check_aer(const Snapshot& s, const RuleOptions&, Finding& f) {
         auto e = parse_aer(r.message);
         if (!e) continue;
         auto key = std::make_pair(e->device, e->severity);
-        if (counts[key]++ == 0)
-            examples[key] =
-                fmt::format("[{:.3f} s] {}", static_cast<double>(r.usec) / 1e6, r.message);
+        if (counts[key]++ == 0) examples[key] = kmsg_evidence(r);
     }
     if (counts.empty())
         return f.raise(

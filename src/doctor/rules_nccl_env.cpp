@@ -11,9 +11,10 @@ namespace trainrig {
 
 namespace {
 
-// NCCL reads its integer parameters with strtoll(value, NULL, 0): "1", "2" or "0x1" switch a
-// *_DISABLE on, "true" parses as 0 and does nothing.
-bool nccl_int_set(const std::string& v) { return std::strtoll(v.c_str(), nullptr, 0) != 0; }
+// NCCL parses these with strtol/strtoll(value, NULL, 0). P2P_DISABLE and SHM_DISABLE act only
+// on exactly 1 (ncclGetLevel: `if (disable == 1)`; `ncclParamShmDisable() == 1`); IB_DISABLE
+// on any non-zero value. "true" parses as 0 and does nothing.
+long long nccl_int(const std::string& v) { return std::strtoll(v.c_str(), nullptr, 0); }
 
 void check_env(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (!need(s.environment, f)) return;
@@ -31,14 +32,14 @@ void check_env(const Snapshot& s, const RuleOptions&, Finding& f) {
         auto it = env.vars.find(k);
         return it == env.vars.end() ? nullptr : &it->second;
     };
-    if (auto v = get("NCCL_P2P_DISABLE"); v && nccl_int_set(*v))
+    if (auto v = get("NCCL_P2P_DISABLE"); v && nccl_int(*v) == 1)
         problem(FindingStatus::kFail, "NCCL_P2P_DISABLE",
                 "turns off direct GPU-to-GPU transfers, NVLink included", "unset NCCL_P2P_DISABLE");
     if (auto v = get("NCCL_P2P_LEVEL"); v && (trim(*v) == "LOC" || trim(*v) == "0"))
         problem(FindingStatus::kFail, "NCCL_P2P_LEVEL",
                 "LOC never uses peer-to-peer, NVLink included",
                 "unset NCCL_P2P_LEVEL (NCCL picks the level from the topology)");
-    if (auto v = get("NCCL_SHM_DISABLE"); v && nccl_int_set(*v))
+    if (auto v = get("NCCL_SHM_DISABLE"); v && nccl_int(*v) == 1)
         problem(FindingStatus::kWarn, "NCCL_SHM_DISABLE",
                 "forces intra-node traffic that cannot use P2P onto the network stack",
                 "unset NCCL_SHM_DISABLE");
@@ -55,7 +56,7 @@ void check_env(const Snapshot& s, const RuleOptions&, Finding& f) {
         problem(FindingStatus::kWarn, "NCCL_BLOCKING_WAIT",
                 "renamed TORCH_NCCL_BLOCKING_WAIT (PyTorch >= 2.2)",
                 "rename it to TORCH_NCCL_BLOCKING_WAIT");
-    if (auto v = get("NCCL_IB_DISABLE"); v && nccl_int_set(*v) && has_ib)
+    if (auto v = get("NCCL_IB_DISABLE"); v && nccl_int(*v) != 0 && has_ib)
         problem(
             FindingStatus::kWarn, "NCCL_IB_DISABLE",
             fmt::format("this machine has InfiniBand ({}); inter-node traffic falls back to TCP "

@@ -15,7 +15,7 @@ void check_gpu_affinity(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (!s.topology.is_known())
         return f.raise(FindingStatus::kError, "the snapshot has no NUMA topology");
     const auto& topo = s.topology.value();
-    const bool multi_node = topo.numa_nodes.size() > 1 || topo.packages > 1;
+    const bool multi_node = is_multi_node(topo);
     auto table = nlohmann::json::array();
     std::vector<std::string> unknown;
     for (const auto* g : select_gpus(s).gpus) {
@@ -35,8 +35,9 @@ void check_gpu_affinity(const Snapshot& s, const RuleOptions&, Finding& f) {
     f.data = {{"gpus", table}, {"numa_nodes", topo.numa_nodes.size()}, {"packages", topo.packages}};
     if (!unknown.empty()) {
         f.raise(FindingStatus::kWarn,
-                fmt::format("the kernel does not know the NUMA node of {} on this {}-node machine",
-                            fmt::join(unknown, ", "), topo.numa_nodes.size()));
+                fmt::format("the kernel does not know the NUMA node of {} on this machine with "
+                            "{} sockets and {} NUMA nodes",
+                            fmt::join(unknown, ", "), topo.packages, topo.numa_nodes.size()));
         f.remedy =
             "The firmware's ACPI tables (_PXM/SRAT) give no node for these GPUs: enable the "
             "NUMA/ACPI SRAT options in the firmware or update it; meanwhile bind by hand "
@@ -44,8 +45,9 @@ void check_gpu_affinity(const Snapshot& s, const RuleOptions&, Finding& f) {
         return;
     }
     f.raise(FindingStatus::kPass,
-            multi_node ? fmt::format("{} GPUs mapped to their NUMA nodes", table.size())
-                       : fmt::format("{} GPUs on a single-node machine", table.size()));
+            multi_node
+                ? fmt::format("{} GPUs mapped to their NUMA nodes", table.size())
+                : fmt::format("{} GPUs on a single-socket, single-node machine", table.size()));
 }
 
 }  // namespace

@@ -149,7 +149,7 @@ void check_gpu_bar(const Snapshot& s, const RuleOptions&, Finding& f) {
         }
         ++ok;
     }
-    if (ok == static_cast<int>(gpus.size()))
+    if (!gpus.empty() && ok == static_cast<int>(gpus.size()))
         f.raise(FindingStatus::kPass, fmt::format("BAR1 assigned on all {} GPUs", gpus.size()));
     if (f.status == FindingStatus::kFail)
         f.remedy =

@@ -27,8 +27,8 @@ void check_data_dir(const Snapshot& s, const RuleOptions&, Finding& f) {
             b.rotational.is_known() ? fmt::format(", rotational={}", b.rotational.value()) : "";
         disks.push_back(fmt::format("{} ({}{})", b.name, b.kind, rot));
     }
-    f.evidence.push_back(fmt::format("{} is on {} ({}, {} at {}, device {})", d.path, d.mount_point,
-                                     d.fs_type, d.mount_source, d.mount_point, d.dev));
+    f.evidence.push_back(fmt::format("{}: mount {} ({} from {}, device {})", d.path, d.mount_point,
+                                     d.fs_type, d.mount_source, d.dev));
     if (!disks.empty()) f.evidence.push_back("disks behind it: " + join(disks, ", "));
     std::string space;
     if (d.free_bytes.is_known() && d.total_bytes.is_known() && d.total_bytes.value() > 0) {

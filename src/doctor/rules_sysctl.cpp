@@ -28,6 +28,31 @@ std::string known_fate(const std::string& key) {
     return {};
 }
 
+// Keys that appear only once a module is loaded or an interface exists, so their absence says
+// nothing about the kernel; the owner in words, or empty.
+std::string loadable_owner(const std::string& key) {
+    static const std::pair<const char*, const char*> kModules[] = {
+        {"net.bridge.", "module br_netfilter is not loaded"},
+        {"net.netfilter.", "module nf_conntrack is not loaded"},
+        {"net.nf_conntrack_max", "module nf_conntrack is not loaded"},
+        {"net.ipv4.netfilter.", "module nf_conntrack is not loaded"},
+        {"net.ipv4.vs.", "module ip_vs is not loaded"},
+        {"fs.binfmt_misc.", "binfmt_misc is not mounted"},
+    };
+    for (const auto& [prefix, owner] : kModules)
+        if (key.starts_with(prefix)) return owner;
+    // net.ipv4.conf.eth0.rp_filter: per-interface keys exist only while the interface does.
+    for (const char* family :
+         {"net.ipv4.conf.", "net.ipv6.conf.", "net.ipv4.neigh.", "net.ipv6.neigh."}) {
+        if (!key.starts_with(family)) continue;
+        auto rest = std::string_view(key).substr(std::string_view(family).size());
+        auto iface = rest.substr(0, rest.find('.'));
+        if (iface != "all" && iface != "default")
+            return fmt::format("interface {} does not exist now", iface);
+    }
+    return {};
+}
+
 void check_obsolete(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto& cfg = s.sysctl;
     const std::string kernel =
@@ -40,6 +65,13 @@ void check_obsolete(const Snapshot& s, const RuleOptions&, Finding& f) {
     int missing = 0;
     for (const auto& st : cfg.settings) {
         if (st.exists || st.optional) continue;
+        if (auto owner = loadable_owner(st.key); !owner.empty()) {
+            // Not the kernel's fault: systemd-sysctl applies these when the module loads or
+            // the interface appears.
+            f.evidence.push_back(
+                fmt::format("{}:{}: {} is not present now ({})", st.file, st.line, st.key, owner));
+            continue;
+        }
         ++missing;
         auto fate = known_fate(st.key);
         f.evidence.push_back(fmt::format("{}:{}: {} = {} — no such key on kernel {}{}", st.file,

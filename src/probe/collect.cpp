@@ -4,11 +4,10 @@
 #include <fmt/format.h>
 
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "core/root_fs.h"
 #include "core/text.h"
+#include "core/user_file.h"
 #include "core/version.h"
 #include "probe/parsers.h"
 #include "probe/probes.h"
@@ -27,11 +26,9 @@ std::string utc_now() {
 }
 
 Result<Environment> read_env_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return errno_status(errno, "read --env-file", path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto vars = parse_env_file(ss.str(), path);
+    auto text = read_user_file(path, "--env-file");
+    if (!text) return text.status();
+    auto vars = parse_env_file(*text, path);
     if (!vars) return vars.status();
     Environment env;
     env.source = path;

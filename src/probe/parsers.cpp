@@ -260,6 +260,10 @@ void parse_sysctl_conf(std::string_view text, const std::string& file,
         auto line = trim(raw);
         if (line.empty() || line.front() == '#' || line.front() == ';') continue;
         auto eq = line.find('=');
+        // sysctl.d(5): "-key" alone (no '=') excludes the key from an earlier glob; not an error.
+        if (eq == std::string_view::npos && line.starts_with('-') &&
+            trim(line.substr(1)).find_first_of(" \t") == std::string_view::npos && line.size() > 1)
+            continue;
         auto key = eq == std::string_view::npos ? std::string_view() : trim(line.substr(0, eq));
         bool optional = key.starts_with('-');
         if (optional) key = trim(key.substr(1));

@@ -62,6 +62,7 @@ SysctlConfig probe_sysctl_config(const RootFs& fs) {
             continue;
         }
         if (!seen.insert(*real).second) continue;
+        if (*real == "/dev/null") continue;  // sysctl.d(5): a link to /dev/null masks the file
         auto text = fs.read(path);
         if (!text) {
             cfg.unreadable.push_back(text.status().message());

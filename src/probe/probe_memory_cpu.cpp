@@ -51,12 +51,25 @@ Fact<ShmMount> probe_shm(const RootFs& fs, const Fact<uint64_t>& mem_total) {
     ShmMount out;
     for (auto opt : split(shm->super_options, ',')) {
         if (!opt.starts_with("size=")) continue;
-        auto size = parse_tmpfs_size(opt.substr(5), mem_total.is_known() ? mem_total.value() : 0);
+        const auto value = opt.substr(5);
+        if (value.ends_with('%') && !mem_total.is_known())
+            return Fact<ShmMount>::failed(
+                {Errc::kInvalidInput, "/dev/shm is sized " + std::string(value) +
+                                          " of memory, and MemTotal is unknown"});
+        auto size = parse_tmpfs_size(value, mem_total.is_known() ? mem_total.value() : 0);
         if (!size)
             return Fact<ShmMount>::failed(
                 {Errc::kInvalidInput, "/proc/self/mountinfo: /dev/shm " + size.status().message()});
         out.size_bytes = *size;
         out.size_origin = std::string(opt);
+        if (*size == 0) {
+            // tmpfs(5): size=0 means no limit; what bounds it is memory.
+            if (!mem_total.is_known())
+                return Fact<ShmMount>::failed(
+                    {Errc::kInvalidInput, "/dev/shm has no size limit and MemTotal is unknown"});
+            out.size_bytes = mem_total.value();
+            out.size_origin = "size=0: no limit, bounded by MemTotal";
+        }
     }
     if (out.size_origin.empty()) {
         // tmpfs(5): without size=, a tmpfs may use half of the physical RAM.

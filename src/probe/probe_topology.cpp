@@ -54,6 +54,11 @@ int count(hwloc_topology_t t, hwloc_obj_type_t type) {
 }  // namespace
 
 Fact<Topology> probe_topology(const RootFs& fs) {
+    // Without the tree's CPU folder hwloc would quietly count this host's processors.
+    if (!fs.is_live() && !fs.is_dir("/sys/devices/system/cpu"))
+        return Fact<Topology>::failed(
+            {Errc::kInvalidInput,
+             "the machine tree has no /sys/devices/system/cpu to read the topology from"});
     ScopedEnv env;
     env.set("HWLOC_HIDE_ERRORS", "2");  // failures are reported through the Fact, not stderr
     if (fs.is_live()) {

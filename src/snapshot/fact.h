@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "core/status.h"
@@ -88,6 +89,15 @@ struct adl_serializer<trainrig::Fact<T>> {
                 trainrig::Status(trainrig::errc_from_name(j.at("error_kind").get<std::string>()),
                                  j.value("error", std::string())));
         } else {
+            if constexpr (std::is_integral_v<T>) {
+                // A hand-edited 1e300 or -1 must not wrap into a plausible number.
+                if (!j.is_number_integer() || (std::is_unsigned_v<T> && !j.is_number_unsigned()))
+                    throw json::type_error::create(
+                        302,
+                        "expected a non-negative integer" +
+                            std::string(std::is_unsigned_v<T> ? "" : " (or negative)"),
+                        &j);
+            }
             f = trainrig::Fact<T>::known(j.get<T>());
         }
     }

@@ -2,6 +2,7 @@
 // missing ones take their defaults so that a newer minor writer stays readable.
 #include <fmt/format.h>
 
+#include "core/text.h"
 #include "snapshot/snapshot.h"
 
 namespace trainrig {
@@ -38,7 +39,61 @@ TRAINRIG_JSON(Snapshot, schema, schema_version, trainrig_version, collected_at, 
 
 nlohmann::json snapshot_to_json(const Snapshot& s) { return s; }
 
-Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& where) {
+namespace {
+
+// Every top-level member of a version-1 snapshot. A missing one would read as "the machine
+// has no such thing" and could turn a failing machine into a passing one.
+constexpr const char* kRequiredMembers[] = {
+    "trainrig_version", "collected_at",  "root",       "host",        "kernel",      "nofile",
+    "sysctl",           "cpu_governors", "memory",     "iommu_units", "pci_devices", "nvidia",
+    "kernel_log",       "environment",   "infiniband", "data_dir",    "topology"};
+
+// Strings from a file are as untrusted as strings from a machine: repair them the same way.
+void sanitize_strings(nlohmann::json& j) {
+    if (j.is_string()) {
+        j = sanitize_text(j.get_ref<const std::string&>());
+    } else if (j.is_object()) {
+        nlohmann::json clean = nlohmann::json::object();
+        for (auto& [k, v] : j.items()) {
+            sanitize_strings(v);
+            clean[sanitize_text(k)] = std::move(v);
+        }
+        j = std::move(clean);
+    } else if (j.is_array()) {
+        for (auto& v : j) sanitize_strings(v);
+    }
+}
+
+// The first place where `in` does not hold what the Snapshot read from it (a number that did
+// not fit its field); members `out` does not know are ignored. Empty when none.
+std::string first_mismatch(const nlohmann::json& out, const nlohmann::json& in,
+                           const std::string& at) {
+    if (out.is_object() && in.is_object()) {
+        for (auto& [k, v] : out.items()) {
+            if (!in.contains(k)) continue;
+            auto m = first_mismatch(v, in.at(k), at + "/" + k);
+            if (!m.empty()) return m;
+        }
+        return {};
+    }
+    if (out.is_array() && in.is_array() && out.size() == in.size()) {
+        for (size_t i = 0; i < out.size(); ++i) {
+            auto m = first_mismatch(out[i], in[i], at + "/" + std::to_string(i));
+            if (!m.empty()) return m;
+        }
+        return {};
+    }
+    bool same = out == in;
+    // nlohmann compares a wrapped -1 (read into an unsigned field) equal to the -1 it came
+    // from; integers are compared by their text instead, floats by value.
+    if (same && out.is_number_integer() && in.is_number()) same = out.dump() == in.dump();
+    return same ? std::string() : (at.empty() ? "/" : at);
+}
+
+}  // namespace
+
+Result<Snapshot> snapshot_from_json(const nlohmann::json& input, const std::string& where) {
+    const auto& j = input;
     if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() ||
         j["schema"].get<std::string>() != kSnapshotSchema)
         return Status{Errc::kInvalidInput,
@@ -54,12 +109,24 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& 
                       fmt::format("{} has snapshot schema_version {}, this trainrig reads 1 to {}",
                                   where, version, kSnapshotSchemaVersion),
                       "collect it again with this trainrig, or upgrade trainrig"};
+    for (const char* member : kRequiredMembers)
+        if (!j.contains(member))
+            return Status{Errc::kInvalidInput,
+                          fmt::format("{} has no \"{}\" member (null is allowed, missing is not)",
+                                      where, member)};
+    nlohmann::json clean = j;
+    sanitize_strings(clean);
+    Snapshot s;
     try {
-        return j.get<Snapshot>();
+        s = clean.get<Snapshot>();
     } catch (const nlohmann::json::exception& e) {
         return Status{Errc::kInvalidInput,
                       fmt::format("{} has a malformed snapshot member: {}", where, e.what())};
     }
+    if (auto at = first_mismatch(snapshot_to_json(s), clean, ""); !at.empty())
+        return Status{Errc::kInvalidInput,
+                      fmt::format("{} has a value out of range for its field at {}", where, at)};
+    return s;
 }
 
 Result<Snapshot> snapshot_from_text(std::string_view text, const std::string& where) {

@@ -24,7 +24,7 @@ inline void parsers_one_input(const uint8_t* data, size_t size) {
     for_each_kmsg_record(in, [](KmsgRecord r) {
         must_be_json_safe(r.message);
         if (auto x = parse_xid(r.message)) (void)x->code;
-        if (auto a = parse_aer(r.message)) must_be_json_safe(a->type);
+        if (auto a = parse_aer(r.message)) must_be_json_safe(a->device);
         (void)parse_fallen_off_bus(r.message);
     });
     if (auto r = parse_pci_resource(in); r.ok()) (void)r->size();

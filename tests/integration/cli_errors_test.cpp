@@ -73,6 +73,9 @@ TEST(Cli, SnapshotIgnoresMachineOptionsFromTheEnvironment) {
                           "TRAINRIG_ROOT=" + fixture("article-box") + " TRAINRIG_DATA_DIR=/data");
     EXPECT_EQ(r.rc, 0) << r.err;
     expect_one_sentence(run_trainrig("doctor --snapshot " + snap.string() + " --data-dir /data"));
+    // Typed on the command line, --root conflicts even when its twin is set too.
+    expect_one_sentence(
+        run_trainrig("doctor --snapshot " + snap.string() + " --root=/tmp", "TRAINRIG_ROOT=/"));
     fs::remove(snap);
 }
 
@@ -90,6 +93,40 @@ TEST(Cli, OutputIntoMissingFolderLeavesNothing) {
     EXPECT_TRUE(ok.out.empty());
     EXPECT_NE(slurp(dir / "report.json").find("\"trainrig.doctor\""), std::string::npos);
     EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+    fs::remove_all(dir);
+}
+
+TEST(Cli, InputFilesMustBeRegularFiles) {
+    auto dir = fs::temp_directory_path().string();
+    auto env = run_trainrig("doctor --only nccl.env --env-file " + dir);
+    expect_one_sentence(env);
+    EXPECT_NE(env.err.find("not a regular file"), std::string::npos) << env.err;
+    auto snap = run_trainrig("doctor --snapshot " + dir);
+    expect_one_sentence(snap);
+    EXPECT_NE(snap.err.find("not a regular file"), std::string::npos) << snap.err;
+    expect_one_sentence(run_trainrig("collect --root " + fixture("cpu-only") + " -o ''"));
+}
+
+TEST(Cli, OutputThroughLinksDevicesAndUmask) {
+    auto dir = fs::temp_directory_path() / "trainrig-it-out2";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string root = " --root " + fixture("cpu-only");
+    // A symlink: the file it names is replaced, the link stays a link.
+    std::ofstream(dir / "real.json") << "old";
+    fs::create_symlink("real.json", dir / "link.json");
+    ASSERT_EQ(run_trainrig("collect" + root + " -o " + (dir / "link.json").string()).rc, 0);
+    EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
+    EXPECT_NE(slurp(dir / "real.json").find("trainrig.snapshot"), std::string::npos);
+    // A character device is written into, never replaced.
+    ASSERT_EQ(run_trainrig("collect" + root + " -o /dev/null").rc, 0);
+    EXPECT_TRUE(fs::is_character_file("/dev/null"));
+    // New files honour the umask.
+    ASSERT_EQ(
+        run_trainrig("collect" + root + " -o " + (dir / "private.json").string(), "umask 077;").rc,
+        0);
+    EXPECT_EQ(fs::status(dir / "private.json").permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write);
     fs::remove_all(dir);
 }
 

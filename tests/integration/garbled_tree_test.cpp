@@ -112,6 +112,33 @@ TEST_F(GarbledTree, MissingFoldersAreAbsentNotErrors) {
     EXPECT_EQ(get(f, "driver.nvidia").status, FindingStatus::kFail);
 }
 
+TEST_F(GarbledTree, LargeMountinfoUnlimitedShmMasksAndAbsoluteLinks) {
+    // A busy Kubernetes node: thousands of mounts before /dev/shm, which has no size limit.
+    std::string mounts;
+    for (int i = 0; i < 10000; ++i)
+        mounts += std::to_string(100 + i) + " 28 0:" + std::to_string(60 + i) +
+                  " / /var/lib/kubelet/pods/p" + std::to_string(i) +
+                  "/volumes/kubernetes.io~empty-dir/cache rw,relatime shared:1 - tmpfs tmpfs rw\n";
+    mounts += "9 28 0:26 / /dev/shm rw,nosuid,nodev shared:4 - tmpfs tmpfs rw,size=0k,inode64\n";
+    write("/proc/self/mountinfo", slurp(root_ / "proc/self/mountinfo") + mounts);
+    ASSERT_GT(fs::file_size(root_ / "proc/self/mountinfo"), 1u << 20);
+    // sysctl.d(5) masks a file with a link to /dev/null; an absolute link stays in the tree.
+    fs::create_symlink("/dev/null", root_ / "etc/sysctl.d/50-masked.conf");
+    fs::create_symlink("/etc/sysctl.conf", root_ / "etc/sysctl.d/98-abs.conf");
+    auto f = judge_tree();
+    EXPECT_EQ(get(f, "mem.shm").status, FindingStatus::kPass) << get(f, "mem.shm").summary;
+    EXPECT_EQ(get(f, "kernel.sysctl-obsolete").status, FindingStatus::kPass)
+        << get(f, "kernel.sysctl-obsolete").summary;
+}
+
+TEST_F(GarbledTree, TreeWithoutCpuFolderDoesNotDescribeThisHost) {
+    fs::remove_all(root_ / "sys/devices/system/cpu");
+    auto f = judge_tree();
+    EXPECT_EQ(get(f, "numa.gpu-affinity").status, FindingStatus::kError);
+    EXPECT_NE(get(f, "numa.gpu-affinity").summary.find("/sys/devices/system/cpu"),
+              std::string::npos);
+}
+
 TEST_F(GarbledTree, RandomDamageNeverCrashes) {
     std::vector<fs::path> files;
     for (auto& e : fs::recursive_directory_iterator(root_))

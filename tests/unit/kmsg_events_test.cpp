@@ -46,16 +46,36 @@ TEST(AerParse, Severities) {
     ASSERT_TRUE(c);
     EXPECT_EQ(c->device, "0000:00:03.1");
     EXPECT_EQ(c->severity, AerSeverity::kCorrected);
-    EXPECT_EQ(c->type, "Physical Layer");
     auto nf = parse_aer(
         "nvidia 0000:41:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction "
         "Layer, (Requester ID)");
+    ASSERT_TRUE(nf);
     EXPECT_EQ(nf->severity, AerSeverity::kNonFatal);
     auto f = parse_aer(
         "pcieport 0000:80:01.1: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction "
         "Layer");
+    ASSERT_TRUE(f);
     EXPECT_EQ(f->severity, AerSeverity::kFatal);
     EXPECT_FALSE(parse_aer("pcieport 0000:00:03.1: AER: enabled with IRQ 28"));
+}
+
+TEST(AerParse, CurrentKernelWording) {
+    auto c = parse_aer(
+        "pcieport 0000:00:03.1: AER: PCIe Bus Error: severity=Correctable, type=Physical Layer, "
+        "(Receiver ID)");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->severity, AerSeverity::kCorrected);
+    auto nf = parse_aer(
+        "nvidia 0000:18:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), "
+        "type=Transaction Layer, (Requester ID)");
+    ASSERT_TRUE(nf);
+    EXPECT_EQ(nf->severity, AerSeverity::kNonFatal);
+    auto f = parse_aer(
+        "nvidia 0000:18:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Fatal), "
+        "type=Inaccessible, (Unregistered Agent ID)");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->severity, AerSeverity::kFatal);
+    EXPECT_EQ(f->device, "0000:18:00.0");
     EXPECT_FALSE(parse_aer("x: PCIe Bus Error: severity=Weird"));
 }
 

@@ -178,7 +178,7 @@ TEST(SysctlConf, KeysValuesCommentsAndOptional) {
     std::vector<SysctlLine> bad;
     parse_sysctl_conf(
         "# c\n; c\nvm.swappiness = 1\n-kernel.sched_latency_ns=2\nnet/ipv4/ip_forward=1\n"
-        "junk line\nkey with space = 1\n",
+        "junk line\nkey with space = 1\n-net.ipv4.conf.all.rp_filter\n",
         "/etc/sysctl.conf", s, bad);
     ASSERT_EQ(s.size(), 3u);
     EXPECT_EQ(s[0].key, "vm.swappiness");

@@ -112,6 +112,21 @@ TEST(SysctlObsolete, NamesFileLineAndFate) {
     EXPECT_EQ(f.data["missing"].size(), 1u);
 }
 
+TEST(SysctlObsolete, KeysOfUnloadedModulesAndAbsentInterfacesAreNotBlamedOnTheKernel) {
+    auto s = healthy();
+    s.sysctl.settings.push_back(
+        {"/etc/sysctl.d/k8s.conf", 1, "net.bridge.bridge-nf-call-iptables", "1", false, false});
+    s.sysctl.settings.push_back(
+        {"/etc/sysctl.d/k8s.conf", 2, "net.ipv4.conf.eth7.rp_filter", "1", false, false});
+    auto f = judge_one("kernel.sysctl-obsolete", s);
+    EXPECT_STATUS(f, kPass);
+    EXPECT_TRUE(any_contains(f.evidence, "br_netfilter"));
+    EXPECT_TRUE(any_contains(f.evidence, "interface eth7"));
+    s.sysctl.settings.push_back(
+        {"/etc/sysctl.d/k8s.conf", 3, "net.ipv4.conf.all.foo", "1", false, false});
+    EXPECT_STATUS(judge_one("kernel.sysctl-obsolete", s), kWarn);
+}
+
 TEST(SysctlObsolete, MalformedLinesWarnUnreadableFilesError) {
     auto s = healthy();
     s.sysctl.malformed.push_back({"/etc/sysctl.conf", 4, "this is not a setting"});

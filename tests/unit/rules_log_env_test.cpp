@@ -111,10 +111,14 @@ TEST(NcclEnv, IbDisableWarnsWithInfiniband) {
     EXPECT_STATUS(judge_one("nccl.env", s), kWarn);
     EXPECT_STATUS(judge_one("nccl.env", with_env({{"NCCL_P2P_DISABLE", "0"}})), kPass);
     EXPECT_STATUS(judge_one("nccl.env", with_env({{"NCCL_P2P_LEVEL", "LOC"}})), kFail);
-    // NCCL parses these as integers (strtoll): "true" is 0, "2" and "0x1" are set.
+    // NCCL parses these as integers and acts on exactly 1: "true" is 0, "2" does nothing.
     EXPECT_STATUS(judge_one("nccl.env", with_env({{"NCCL_P2P_DISABLE", "true"}})), kPass);
-    EXPECT_STATUS(judge_one("nccl.env", with_env({{"NCCL_P2P_DISABLE", "2"}})), kFail);
+    EXPECT_STATUS(judge_one("nccl.env", with_env({{"NCCL_P2P_DISABLE", "2"}})), kPass);
+    EXPECT_STATUS(judge_one("nccl.env", with_env({{"NCCL_P2P_DISABLE", " 0x1"}})), kFail);
     EXPECT_STATUS(judge_one("nccl.env", with_env({{"NCCL_SHM_DISABLE", "0x1"}})), kWarn);
+    auto ib = with_env({{"NCCL_IB_DISABLE", "2"}});
+    ib.infiniband = Fact<std::vector<std::string>>::known({"mlx5_0"});
+    EXPECT_STATUS(judge_one("nccl.env", ib), kWarn);
 }
 
 TEST(NcclEnv, UnreadableEnvironmentIsError) {

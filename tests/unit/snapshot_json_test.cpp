@@ -62,11 +62,51 @@ TEST(SnapshotJson, WrongTypesInTheHeaderAreRefusedCleanly) {
     }
 }
 
-TEST(SnapshotJson, MissingMembersTakeDefaults) {
-    auto s = snapshot_from_text(R"({"schema":"trainrig.snapshot","schema_version":1,"future":1})",
-                                "e.json");
-    ASSERT_TRUE(s.ok());
-    EXPECT_TRUE(s->pci_devices.is_absent());
+nlohmann::json healthy_json() { return snapshot_to_json(healthy()); }
+
+Result<Snapshot> load(const nlohmann::json& j) { return snapshot_from_json(j, "s.json"); }
+
+TEST(SnapshotJson, MissingTopLevelMembersAreRefusedUnknownOnesIgnored) {
+    auto j = healthy_json();
+    j.erase("pci_devices");
+    auto r = load(j);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("no \"pci_devices\" member"), std::string::npos);
+    auto k = healthy_json();
+    k["from_a_newer_trainrig"] = {{"x", 1}};
+    k["memory"].erase("edac");  // nested members take their defaults
+    ASSERT_TRUE(load(k).ok());
+    EXPECT_TRUE(load(k)->memory.edac.is_absent());
+    auto n = healthy_json();
+    n["data_dir"] = nullptr;
+    EXPECT_TRUE(load(n).ok());
+}
+
+TEST(SnapshotJson, NumbersMustFitTheirFields) {
+    auto a = healthy_json();
+    a["nofile"]["soft"] = -1;
+    auto r = load(a);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("/nofile/soft"), std::string::npos) << r.status().message();
+    auto b = healthy_json();
+    b["kernel"]["swappiness"] = 1e300;
+    EXPECT_FALSE(load(b).ok());
+    auto c = healthy_json();
+    c["pci_devices"][0]["vendor"] = -4318;
+    EXPECT_FALSE(load(c).ok());
+    auto d = healthy_json();
+    d["kernel"]["swappiness"] = "sixty";
+    auto e = load(d);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.status().message().find("swappiness"), std::string::npos) << e.status().message();
+}
+
+TEST(SnapshotJson, StringsAreRepairedOnLoad) {
+    auto j = healthy_json();
+    j["host"]["hostname"] = "evil\x1b[2J\x1b[31mhost";
+    auto r = load(j);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->host.hostname.value(), "evil?[2J?[31mhost");
 }
 
 }  // namespace

@@ -6,3 +6,13 @@ function(trainrig_warnings target)
         target_compile_options(${target} PRIVATE -Werror)
     endif()
 endfunction()
+
+# GCC 12 reports -Warray-bounds inside std::map when nlohmann::json objects are built and
+# walked at -O2 (a false positive: GCC bug 107138). Silenced only for the files that do that.
+function(trainrig_quiet_json_array_bounds)
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+        # Call it from the folder whose CMakeLists.txt adds the target: source properties
+        # are per directory.
+        set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS -Wno-array-bounds)
+    endif()
+endfunction()

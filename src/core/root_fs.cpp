@@ -11,6 +11,7 @@
 #include <deque>
 #include <system_error>
 
+#include "core/read_all.h"
 #include "core/text.h"
 
 namespace trainrig {
@@ -95,28 +96,7 @@ Result<std::string> RootFs::read(std::string_view machine_path, size_t max_bytes
     if (!path) return path.status();
     int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) return errno_status(errno, "read", machine_path);
-    std::string out;
-    char buf[8192];
-    while (true) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int err = errno;
-            ::close(fd);
-            // A sysfs attribute that exists but cannot be read on this device reports EIO or
-            // ENODEV: surface it as a read failure of that file.
-            return errno_status(err, "read", machine_path);
-        }
-        if (n == 0) break;
-        out.append(buf, static_cast<size_t>(n));
-        if (out.size() > max_bytes) {
-            ::close(fd);
-            return Status{Errc::kInvalidInput, fmt::format("cannot read {}: it is larger than {}",
-                                                           machine_path, human_bytes(max_bytes))};
-        }
-    }
-    ::close(fd);
-    return out;
+    return read_all(fd, machine_path, max_bytes);
 }
 
 Result<std::string> RootFs::read_trimmed(std::string_view machine_path) const {

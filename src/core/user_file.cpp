@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "core/text.h"
+#include "core/read_all.h"
 
 namespace trainrig {
 
@@ -23,26 +23,7 @@ Result<std::string> read_user_file(const std::string& path, std::string_view opt
         ::close(fd);
         return Status{Errc::kInvalidInput, fmt::format("cannot read {}: it is not a regular file", what)};
     }
-    std::string out;
-    char buf[65536];
-    while (true) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int err = errno;
-            ::close(fd);
-            return errno_status(err, "read", what);
-        }
-        if (n == 0) break;
-        out.append(buf, static_cast<size_t>(n));
-        if (out.size() > max_bytes) {
-            ::close(fd);
-            return Status{Errc::kInvalidInput, fmt::format("cannot read {}: it is larger than {}",
-                                                           what, human_bytes(max_bytes))};
-        }
-    }
-    ::close(fd);
-    return out;
+    return read_all(fd, what, max_bytes);
 }
 
 }  // namespace trainrig

@@ -39,43 +39,41 @@ TEST(FallenOffBus, GpuAddress) {
     EXPECT_FALSE(parse_fallen_off_bus("NVRM: GPU 0000:41:00.0: RmInitAdapter failed!"));
 }
 
-TEST(AerParse, Severities) {
-    auto c = parse_aer(
-        "pcieport 0000:00:03.1: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
-        "(Receiver ID)");
-    ASSERT_TRUE(c);
-    EXPECT_EQ(c->device, "0000:00:03.1");
-    EXPECT_EQ(c->severity, AerSeverity::kCorrected);
-    auto nf = parse_aer(
-        "nvidia 0000:41:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction "
-        "Layer, (Requester ID)");
-    ASSERT_TRUE(nf);
-    EXPECT_EQ(nf->severity, AerSeverity::kNonFatal);
-    auto f = parse_aer(
-        "pcieport 0000:80:01.1: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction "
-        "Layer");
-    ASSERT_TRUE(f);
-    EXPECT_EQ(f->severity, AerSeverity::kFatal);
+TEST(AerParse, SeveritiesInOldAndCurrentKernelWording) {
+    struct Case {
+        const char* line;
+        const char* device;
+        AerSeverity severity;
+    };
+    const Case cases[] = {
+        // Up to Linux 6.x: Corrected / Uncorrected, "AER: " prefix optional.
+        {"pcieport 0000:00:03.1: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+         "(Receiver ID)",
+         "0000:00:03.1", AerSeverity::kCorrected},
+        {"nvidia 0000:41:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), "
+         "type=Transaction Layer, (Requester ID)",
+         "0000:41:00.0", AerSeverity::kNonFatal},
+        {"pcieport 0000:80:01.1: PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction "
+         "Layer",
+         "0000:80:01.1", AerSeverity::kFatal},
+        // Current kernels: Correctable / Uncorrectable.
+        {"pcieport 0000:00:03.1: AER: PCIe Bus Error: severity=Correctable, type=Physical Layer, "
+         "(Receiver ID)",
+         "0000:00:03.1", AerSeverity::kCorrected},
+        {"nvidia 0000:18:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), "
+         "type=Transaction Layer, (Requester ID)",
+         "0000:18:00.0", AerSeverity::kNonFatal},
+        {"nvidia 0000:18:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Fatal), "
+         "type=Inaccessible, (Unregistered Agent ID)",
+         "0000:18:00.0", AerSeverity::kFatal},
+    };
+    for (const auto& c : cases) {
+        auto e = parse_aer(c.line);
+        ASSERT_TRUE(e) << c.line;
+        EXPECT_EQ(e->device, c.device) << c.line;
+        EXPECT_EQ(e->severity, c.severity) << c.line;
+    }
     EXPECT_FALSE(parse_aer("pcieport 0000:00:03.1: AER: enabled with IRQ 28"));
-}
-
-TEST(AerParse, CurrentKernelWording) {
-    auto c = parse_aer(
-        "pcieport 0000:00:03.1: AER: PCIe Bus Error: severity=Correctable, type=Physical Layer, "
-        "(Receiver ID)");
-    ASSERT_TRUE(c);
-    EXPECT_EQ(c->severity, AerSeverity::kCorrected);
-    auto nf = parse_aer(
-        "nvidia 0000:18:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), "
-        "type=Transaction Layer, (Requester ID)");
-    ASSERT_TRUE(nf);
-    EXPECT_EQ(nf->severity, AerSeverity::kNonFatal);
-    auto f = parse_aer(
-        "nvidia 0000:18:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Fatal), "
-        "type=Inaccessible, (Unregistered Agent ID)");
-    ASSERT_TRUE(f);
-    EXPECT_EQ(f->severity, AerSeverity::kFatal);
-    EXPECT_EQ(f->device, "0000:18:00.0");
     EXPECT_FALSE(parse_aer("x: PCIe Bus Error: severity=Weird"));
 }
 

@@ -61,7 +61,7 @@ int run_cli(int argc, const char* const* argv) {
     } catch (const CLI::CallForHelp&) {
         for (auto& [sub, c] : subs)
             if (sub->parsed()) active = sub;
-        std::fputs(active->help().c_str(), stdout);
+        std::fputs((active == &app ? app.help() : active->help("trainrig")).c_str(), stdout);
         return 0;
     } catch (const CLI::CallForAllHelp&) {
         std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
@@ -86,7 +86,7 @@ int run_cli(int argc, const char* const* argv) {
         }
         for (auto& [sub, c] : subs)
             if (help_topic == c->name()) {
-                std::fputs(sub->help().c_str(), stdout);
+                std::fputs(sub->help("trainrig").c_str(), stdout);
                 return 0;
             }
         std::fprintf(stderr, "trainrig: no command named '%s' (see `trainrig --help`).\n",

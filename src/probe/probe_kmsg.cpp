@@ -1,5 +1,5 @@
 // Probe of the kernel log. Live: /dev/kmsg read without blocking, one record per read(2), until
-// EAGAIN. Under --root (or any regular file there): the same record format, one per line.
+// EAGAIN. Under --root: the saved log, same record format, one record per line.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,8 +55,16 @@ Fact<KernelLog> read_device(int fd) {
 }  // namespace
 
 Fact<KernelLog> probe_kernel_log(const RootFs& fs) {
-    const auto path = fs.host_path("/dev/kmsg");
-    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (!fs.is_live()) {
+        // A tree's /dev/kmsg is a saved log: read it through the tree like every other file,
+        // so a link in the tree cannot lead to this host's kernel log.
+        auto text = fs.read("/dev/kmsg", 256u << 20);
+        if (!text) return Fact<KernelLog>::from(text.status());
+        KernelLog log;
+        log.malformed = for_each_kmsg_record(*text, [&](KmsgRecord r) { keep(log, std::move(r)); });
+        return Fact<KernelLog>::known(std::move(log));
+    }
+    int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) return Fact<KernelLog>::absent();
         auto s = errno_status(errno, "read", "/dev/kmsg");
@@ -69,14 +77,12 @@ Fact<KernelLog> probe_kernel_log(const RootFs& fs) {
         return Fact<KernelLog>::failed(s);
     }
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode)) return read_device(fd);
-    ::close(fd);
-
-    auto text = fs.read("/dev/kmsg", 256u << 20);
-    if (!text) return Fact<KernelLog>::failed(text.status());
-    KernelLog log;
-    log.malformed = for_each_kmsg_record(*text, [&](KmsgRecord r) { keep(log, std::move(r)); });
-    return Fact<KernelLog>::known(std::move(log));
+    if (::fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+        ::close(fd);
+        return Fact<KernelLog>::failed(
+            {Errc::kInvalidInput, "/dev/kmsg is not a character device"});
+    }
+    return read_device(fd);
 }
 
 }  // namespace trainrig

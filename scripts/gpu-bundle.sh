@@ -11,6 +11,11 @@ rm -rf "$dest"
 mkdir -p "$dest/lib"
 cp "$bin" "$dest/trainrig"
 strip --strip-debug "$dest/trainrig" 2>/dev/null || true
+# The GPU tests (label gpu) when they were built; they link the same libraries.
+if [ -x "$(dirname "$bin")/gpu_tests" ]; then
+    cp "$(dirname "$bin")/gpu_tests" "$dest/gpu_tests"
+    strip --strip-debug "$dest/gpu_tests" 2>/dev/null || true
+fi
 ldd "$bin" | awk '/=> \//{print $1, $3}' | while read -r name path; do
     case "$name" in
         libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libpthread.so*|libdl.so*|librt.so*) ;;

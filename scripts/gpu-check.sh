@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# trainrig's checks on a machine with an NVIDIA GPU. Runs doctor and collect on the real machine,
-# checks that a snapshot judged offline gives the same findings, cross-checks doctor's PCI facts
-# against nvidia-smi, and times `trainrig doctor` beside `nvidia-smi -q` (pairs run in turn,
-# medians and the ratio). Everything lands as files under $OUT (default build/gpu-check-out).
+# trainrig's checks on a machine with an NVIDIA GPU. Runs doctor, collect and topo on the real
+# machine, the gpu-labelled tests (NVML probe against nvidia-smi), checks that a snapshot judged
+# offline gives the same findings, cross-checks doctor's PCI facts against nvidia-smi, and times
+# `trainrig doctor` beside `nvidia-smi -q` (pairs run in turn, medians and the ratio). Under
+# five minutes on one GPU. Everything lands as files under $OUT (default build/gpu-check-out).
 # Usage: scripts/gpu-check.sh [BUNDLE]   (BUNDLE from scripts/gpu-bundle.sh, default build/gpu-bundle)
 # Read-only: it never changes clocks, power, persistence or MIG settings.
 set -uo pipefail
@@ -25,6 +26,16 @@ echo "doctor exit code: ${PIPESTATUS[0]}" | tee -a "$out/doctor.txt"
 "$bin" collect --data-dir "$PWD" -o "$out/snapshot.json"
 "$bin" doctor --json --snapshot "$out/snapshot.json" -o "$out/doctor-offline.json"
 
+log "topology"
+"$bin" topo --no-color | tee "$out/topo.txt"
+"$bin" topo --json -o "$out/topo.json"
+nvidia-smi topo -m >> "$out/topo.txt" 2>&1
+
+if [ -x "$bundle/gpu_tests" ]; then
+    log "gpu tests (NVML probe against nvidia-smi)"
+    "$bundle/gpu_tests" --gtest_output="json:$out/gpu-tests.json" 2>&1 | tail -20
+fi
+
 log "nvidia-smi facts for the cross-check"
 nvidia-smi --query-gpu=index,name,pci.bus_id,pci.device_id,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,memory.total \
     --format=csv,noheader > "$out/nvidia-smi.csv" 2>&1
@@ -38,7 +49,10 @@ doc = json.load(open(f"{out}/doctor.json"))
 offline = json.load(open(f"{out}/doctor-offline.json"))
 snap = json.load(open(f"{out}/snapshot.json"))
 result = {"offline_findings_identical": doc["findings"] == offline["findings"],
-          "doctor_exit_code": doc["exit_code"], "summary": doc["summary"], "gpus": []}
+          "doctor_exit_code": doc["exit_code"], "summary": doc["summary"], "gpus": [],
+          "gpu_findings": {f["id"]: [f["status"], f["summary"]] for f in doc["findings"]
+                           if f["id"].startswith(("gpu.", "stack."))},
+          "nvml_seconds": (snap.get("nvml") or {}).get("seconds") if isinstance(snap.get("nvml"), dict) else None}
 
 def bar1_mib():
     total, in_bar1 = None, False
@@ -87,3 +101,9 @@ result["timing"] = {"runs": 20, "doctor_wall_s": {"min": min(a), "median": stati
 json.dump(result, open(f"{out}/gpu-check.json", "w"), indent=2)
 print(json.dumps(result, indent=2))
 PY
+
+# What comes back is limited in number of files: the secondary ones travel in one archive.
+tar -C "$out" -czf "$out/details.tar.gz" doctor-offline.json nvidia-smi.csv nvidia-smi-memory.txt \
+    topo.json machine.txt 2>/dev/null && \
+    rm -f "$out"/doctor-offline.json "$out"/nvidia-smi.csv "$out"/nvidia-smi-memory.txt \
+          "$out"/topo.json "$out"/machine.txt

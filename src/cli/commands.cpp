@@ -10,6 +10,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
     std::vector<std::unique_ptr<Command>> commands;
     commands.push_back(make_doctor_command());
     commands.push_back(make_collect_command());
+    commands.push_back(make_topo_command());
     return commands;
 }
 

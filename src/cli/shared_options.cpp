@@ -22,6 +22,17 @@ void declare_machine_options(CLI::App& app, CollectOptions& opts) {
                    "Judge the NCCL/torch variables in FILE (KEY=VALUE lines) instead of this "
                    "process's environment")
         ->type_name("FILE");
+    app.add_option_function<double>(
+           "--timeout",
+           [&opts](double seconds) {
+               opts.deadline = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+           },
+           "Give the GPU driver (NVML), the CUDA/NCCL libraries and nvcc SECONDS to answer "
+           "before reporting that they did not (importing torch gets 4x)")
+        ->envname("TRAINRIG_TIMEOUT")
+        ->check(CLI::Range(0.1, 600.0))
+        ->default_str("5")
+        ->type_name("SECONDS");
 }
 
 void declare_output_options(CLI::App& app, OutputOptions& opts) {

@@ -19,7 +19,7 @@ struct OutputOptions {
     std::optional<std::string> output;
 };
 
-// --root, --data-dir, --env-file.
+// --root, --data-dir, --env-file, --timeout.
 void declare_machine_options(CLI::App& app, CollectOptions& opts);
 void declare_output_options(CLI::App& app, OutputOptions& opts);
 

@@ -86,6 +86,10 @@ public:
                                         "machine, not to --snapshot (pass them to `trainrig "
                                         "collect`)"});
 
+        // Importing torch takes seconds: only when a selected check judges it.
+        collect_.torch = false;
+        for (const char* id : {"stack.torch", "stack.nccl"})
+            if (selected(id, selection_)) collect_.torch = true;
         DoctorReport report;
         Result<Snapshot> snap = snapshot_ ? load_snapshot(*snapshot_) : collect_snapshot(collect_);
         if (!snap) return print_error(name(), snap.status());

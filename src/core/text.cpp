@@ -184,4 +184,17 @@ std::optional<std::vector<int>> parse_cpulist(std::string_view s) {
     return cpus;
 }
 
+std::string format_cpulist(const std::vector<int>& cpus) {
+    std::string out;
+    for (size_t i = 0; i < cpus.size();) {
+        size_t j = i;
+        while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+        if (!out.empty()) out += ',';
+        out += std::to_string(cpus[i]);
+        if (j > i) out += "-" + std::to_string(cpus[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
 }  // namespace trainrig

@@ -39,5 +39,7 @@ std::string human_bytes(uint64_t bytes);
 
 // Parses a kernel CPU list ("0-15,32-47") into sorted CPU numbers.
 std::optional<std::vector<int>> parse_cpulist(std::string_view s);
+// The inverse: sorted CPU numbers as "0-15,32-47".
+std::string format_cpulist(const std::vector<int>& cpus);
 
 }  // namespace trainrig

@@ -5,16 +5,17 @@
 
 namespace trainrig {
 
-std::vector<Finding> judge(const Snapshot& s, const RuleOptions& o, const Selection& sel) {
-    std::vector<Finding> out;
-    auto listed = [](const std::vector<std::string>& ids, const std::string& id) {
+bool selected(std::string_view id, const Selection& sel) {
+    auto listed = [&](const std::vector<std::string>& ids) {
         return std::find(ids.begin(), ids.end(), id) != ids.end();
     };
-    for (const auto& rule : all_rules()) {
-        if (!sel.only.empty() && !listed(sel.only, rule.id)) continue;
-        if (listed(sel.skip, rule.id)) continue;
-        out.push_back(run_rule(rule, s, o));
-    }
+    return (sel.only.empty() || listed(sel.only)) && !listed(sel.skip);
+}
+
+std::vector<Finding> judge(const Snapshot& s, const RuleOptions& o, const Selection& sel) {
+    std::vector<Finding> out;
+    for (const auto& rule : all_rules())
+        if (selected(rule.id, sel)) out.push_back(run_rule(rule, s, o));
     return out;
 }
 

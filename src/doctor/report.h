@@ -28,6 +28,9 @@ struct Selection {
     std::vector<std::string> skip;
 };
 
+// Whether --only/--skip keep the rule with this id.
+bool selected(std::string_view id, const Selection& sel);
+
 // Judges a snapshot: every selected rule, in list order.
 std::vector<Finding> judge(const Snapshot& s, const RuleOptions& o, const Selection& sel);
 

@@ -44,6 +44,12 @@ std::vector<Rule> driver_rules();
 std::vector<Rule> kmsg_rules();
 std::vector<Rule> nccl_rules();
 std::vector<Rule> storage_rules();
+std::vector<Rule> gpu_inventory_rules();
+std::vector<Rule> gpu_memory_rules();
+std::vector<Rule> gpu_thermal_rules();
+std::vector<Rule> gpu_pcie_rules();
+std::vector<Rule> gpu_nvlink_rules();
+std::vector<Rule> stack_rules();
 
 // More than one NUMA node or socket: where binding to a node matters.
 inline bool is_multi_node(const Topology& t) { return t.numa_nodes.size() > 1 || t.packages > 1; }

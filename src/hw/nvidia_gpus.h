@@ -12,6 +12,10 @@ struct NvidiaGpuModel {
     const char* name;
     uint32_t memory_gib;  // on-board memory as sold (GiB, rounded up)
     bool datacenter;      // data-centre parts expose all memory through BAR1
+    // NVLink links a healthy part has up. On an SXM/HGX board they are wired and must all be up;
+    // a PCIe card has them only through a bridge, so fewer (or none) is not a fault.
+    int nvlinks = 0;
+    bool nvlink_on_board = false;
 };
 
 // The model for a PCI device id, or nullptr when unknown.

@@ -70,6 +70,12 @@ Result<Snapshot> collect_snapshot(const CollectOptions& options) {
     s.infiniband = probe_class_entries(fs, "/sys/class/infiniband");
     if (options.data_dir) s.data_dir = probe_data_dir(fs, *options.data_dir);
     s.topology = probe_topology(fs);
+    s.nics = probe_nics(fs);
+    s.nvidia.fabric_manager_running = probe_fabric_manager(fs);
+    s.nvml = probe_nvml(fs, options.deadline);
+    s.stack = options.stack
+                  ? probe_stack(fs, {options.deadline, options.torch, options.deadline * 4})
+                  : Fact<SoftwareStack>::failed({Errc::kUnsupported, "not read by this command"});
     return s;
 }
 

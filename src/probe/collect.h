@@ -1,6 +1,7 @@
 // Runs every probe and assembles the Snapshot of one machine.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -13,6 +14,10 @@ struct CollectOptions {
     std::filesystem::path root = "/";
     std::optional<std::string> data_dir;  // --data-dir: the folder training data is read from
     std::optional<std::string> env_file;  // --env-file: KEY=VALUE lines judged instead of environ
+    std::chrono::milliseconds deadline{5000};  // --timeout: NVML, libraries, nvcc (torch: 4x)
+    bool stack = true;  // read the CUDA runtime, NCCL, nvcc and PyTorch (topo needs none)
+    bool torch = true;  // import torch to learn its CUDA and NCCL (seconds; doctor skips it when
+                        // no rule needs it)
 };
 
 // Fails only for bad user input (an unreadable or malformed --env-file, a root that is not a

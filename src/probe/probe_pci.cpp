@@ -10,10 +10,17 @@ namespace trainrig {
 namespace {
 constexpr uint64_t kNvidiaVendor = 0x10de;
 
+// Where the /sys/bus/pci/devices link points: the device's place in the PCI hierarchy.
+std::string sysfs_path(const RootFs& fs, const std::string& dir) {
+    auto real = fs.resolve(dir);
+    return real ? sanitize_text(*real) : std::string();
+}
+
 PciDevice probe_device(const RootFs& fs, const std::string& address, Fact<uint64_t> vendor) {
     const std::string dir = "/sys/bus/pci/devices/" + address;
     PciDevice d;
     d.address = address;
+    d.sysfs_path = sysfs_path(fs, dir);
     d.vendor = std::move(vendor);
     d.device = read_hex_fact(fs, dir + "/device");
     d.class_code = read_hex_fact(fs, dir + "/class");
@@ -73,6 +80,39 @@ NvidiaDriverFacts probe_nvidia_driver(const RootFs& fs) {
     }
     d.gpus = probe_class_entries(fs, "/proc/driver/nvidia/gpus");
     return d;
+}
+
+Fact<std::vector<Nic>> probe_nics(const RootFs& fs) {
+    auto addresses = fs.list("/sys/bus/pci/devices");
+    if (!addresses) return Fact<std::vector<Nic>>::from(addresses.status());
+    std::vector<Nic> out;
+    for (const auto& address : *addresses) {
+        const std::string dir = "/sys/bus/pci/devices/" + address;
+        auto cls = read_hex_fact(fs, dir + "/class");
+        if (!cls.is_known() || (cls.value() >> 16) != 0x02) continue;  // network controllers
+        Nic n;
+        n.address = sanitize_text(address);
+        n.sysfs_path = sysfs_path(fs, dir);
+        n.numa_node = read_i64_fact(fs, dir + "/numa_node");
+        for (const char* sub : {"/infiniband", "/net"})
+            if (auto names = fs.list(dir + sub))
+                for (const auto& name : *names) n.names.push_back(sanitize_text(name));
+        out.push_back(std::move(n));
+    }
+    return Fact<std::vector<Nic>>::known(std::move(out));
+}
+
+Fact<bool> probe_fabric_manager(const RootFs& fs) {
+    auto pids = fs.list("/proc");
+    if (!pids) return Fact<bool>::from(pids.status());
+    for (const auto& pid : *pids) {
+        if (pid.empty() || !std::isdigit(static_cast<unsigned char>(pid[0]))) continue;
+        auto comm = fs.read_trimmed("/proc/" + pid + "/comm");
+        // comm is cut to 15 bytes (TASK_COMM_LEN 16): nv-fabricmanager shows as nv-fabricmanage.
+        if (comm && (*comm == "nv-fabricmanage" || *comm == "nv-fabricmanager"))
+            return Fact<bool>::known(true);
+    }
+    return Fact<bool>::known(false);
 }
 
 }  // namespace trainrig

@@ -2,6 +2,7 @@
 // They never fail as a whole; what cannot be read becomes a failed Fact that a rule reports.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,22 @@ Fact<KernelLog> probe_kernel_log(const RootFs& fs);
 Fact<Environment> probe_environment(const RootFs& fs);
 Fact<DataDir> probe_data_dir(const RootFs& fs, const std::string& path);
 Fact<Topology> probe_topology(const RootFs& fs);
+// Network adapters on the PCI bus, with their net/ and infiniband/ names.
+Fact<std::vector<Nic>> probe_nics(const RootFs& fs);
+// Whether an nv-fabricmanager process runs (a scan of /proc/<pid>/comm).
+Fact<bool> probe_fabric_manager(const RootFs& fs);
+
+// NVML, read in a child process that is abandoned at the deadline. Not read under --root unless
+// TRAINRIG_NVML_LIBRARY or TRAINRIG_FAKE_NVML says which library speaks for the tree.
+Fact<NvmlFacts> probe_nvml(const RootFs& fs, std::chrono::milliseconds deadline);
+
+struct StackProbeOptions {
+    std::chrono::milliseconds deadline{5000};        // the libraries, nvcc
+    bool torch = true;                               // import torch in a python3 child
+    std::chrono::milliseconds torch_deadline{20000};
+};
+// CUDA runtime, NCCL, nvcc and PyTorch of this host; not read under --root.
+Fact<SoftwareStack> probe_stack(const RootFs& fs, const StackProbeOptions& options);
 
 // Kernel log records worth keeping in a snapshot: NVIDIA driver, PCI resource, AER lines.
 bool kmsg_relevant(std::string_view message);

@@ -89,7 +89,7 @@ struct adl_serializer<trainrig::Fact<T>> {
                 trainrig::Status(trainrig::errc_from_name(j.at("error_kind").get<std::string>()),
                                  j.value("error", std::string())));
         } else {
-            if constexpr (std::is_integral_v<T>) {
+            if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
                 // A hand-edited 1e300 or -1 must not wrap into a plausible number.
                 if (!j.is_number_integer() || (std::is_unsigned_v<T> && !j.is_number_unsigned()))
                     throw json::type_error::create(

@@ -9,16 +9,19 @@
 #include <vector>
 
 #include "snapshot/fact.h"
+#include "snapshot/gpu_facts.h"
 
 namespace trainrig {
 
 inline constexpr const char* kSnapshotSchema = "trainrig.snapshot";
-inline constexpr int kSnapshotSchemaVersion = 1;
+// Version 2 added nvml, stack, nics, host.uptime_seconds, pci sysfs_path and fabric manager.
+inline constexpr int kSnapshotSchemaVersion = 2;
 
 struct HostFacts {
     Fact<std::string> hostname;
     Fact<std::string> kernel_release;  // /proc/sys/kernel/osrelease
     Fact<std::string> cmdline;         // /proc/cmdline
+    Fact<double> uptime_seconds;       // /proc/uptime: the window of since-boot counters
     bool operator==(const HostFacts&) const = default;
 };
 
@@ -99,7 +102,8 @@ struct PciResource {
 };
 
 struct PciDevice {
-    std::string address;  // 0000:41:00.0
+    std::string address;     // 0000:41:00.0
+    std::string sysfs_path;  // /sys/devices/pci0000:40/0000:40:01.1/0000:41:00.0 ("" = unknown)
     Fact<uint64_t> vendor;
     Fact<uint64_t> device;
     Fact<uint64_t> class_code;  // 24-bit class, e.g. 0x030200
@@ -121,6 +125,7 @@ struct NvidiaDriverFacts {
     Fact<std::string> version;            // "535.183.01"
     Fact<std::string> version_line;       // first line of /proc/driver/nvidia/version
     Fact<std::vector<std::string>> gpus;  // bus ids listed under /proc/driver/nvidia/gpus
+    Fact<bool> fabric_manager_running;    // an nv-fabricmanager process in /proc
     bool operator==(const NvidiaDriverFacts&) const = default;
 };
 
@@ -191,6 +196,16 @@ struct Topology {
     bool operator==(const Topology&) const = default;
 };
 
+// A network adapter on the PCI bus (class 0x02: Ethernet and InfiniBand HCAs), for GPU <-> NIC
+// locality.
+struct Nic {
+    std::string address;
+    std::string sysfs_path;
+    std::vector<std::string> names;  // net/ and infiniband/ entries: mlx5_0, ens1f0np0
+    Fact<int64_t> numa_node;
+    bool operator==(const Nic&) const = default;
+};
+
 struct Snapshot {
     std::string schema = kSnapshotSchema;
     int schema_version = kSnapshotSchemaVersion;
@@ -211,10 +226,20 @@ struct Snapshot {
     Fact<std::vector<std::string>> infiniband;  // /sys/class/infiniband entries
     Fact<DataDir> data_dir;                     // absent: no --data-dir given
     Fact<Topology> topology;
+    Fact<std::vector<Nic>> nics;
+    // failed kNotFound: no NVML library or the kernel driver is not loaded; failed kUnsupported:
+    // not probed (under --root, or a version-1 snapshot); other failures: NVML failed, crashed
+    // or did not answer in time.
+    Fact<NvmlFacts> nvml;
+    Fact<SoftwareStack> stack;  // failed kUnsupported: not probed (under --root)
     bool operator==(const Snapshot&) const = default;
 };
 
 nlohmann::json snapshot_to_json(const Snapshot& s);
+// The GPU parts alone, for probes that gather them in a child process (probe_nvml.cpp).
+// The readers throw nlohmann::json::exception on a malformed document.
+nlohmann::json nvml_fact_to_json(const Fact<NvmlFacts>& f);
+Fact<NvmlFacts> nvml_fact_from_json(const nlohmann::json& j);
 // Reads a snapshot document; `where` names it in error messages (a file path).
 Result<Snapshot> snapshot_from_json(const nlohmann::json& j, const std::string& where);
 Result<Snapshot> snapshot_from_text(std::string_view text, const std::string& where);

@@ -9,7 +9,7 @@ namespace trainrig {
 
 #define TRAINRIG_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
 
-TRAINRIG_JSON(HostFacts, hostname, kernel_release, cmdline)
+TRAINRIG_JSON(HostFacts, hostname, kernel_release, cmdline, uptime_seconds)
 TRAINRIG_JSON(KernelSettings, swappiness, numa_balancing, file_max, nr_open, thp_enabled,
               thp_defrag)
 TRAINRIG_JSON(Rlimit, soft, hard)
@@ -20,10 +20,10 @@ TRAINRIG_JSON(EdacController, name, mc_name, ce_count, ue_count)
 TRAINRIG_JSON(ShmMount, size_bytes, size_origin)
 TRAINRIG_JSON(MemoryFacts, total_bytes, edac, shm)
 TRAINRIG_JSON(PciResource, start, end, flags)
-TRAINRIG_JSON(PciDevice, address, vendor, device, class_code, subsystem_device, driver, numa_node,
-              local_cpulist, current_link_speed, max_link_speed, current_link_width, max_link_width,
-              resources, iommu_group_type)
-TRAINRIG_JSON(NvidiaDriverFacts, loaded, version, version_line, gpus)
+TRAINRIG_JSON(PciDevice, address, sysfs_path, vendor, device, class_code, subsystem_device, driver,
+              numa_node, local_cpulist, current_link_speed, max_link_speed, current_link_width,
+              max_link_width, resources, iommu_group_type)
+TRAINRIG_JSON(NvidiaDriverFacts, loaded, version, version_line, gpus, fabric_manager_running)
 TRAINRIG_JSON(KmsgRecord, priority, seq, usec, message)
 TRAINRIG_JSON(KernelLog, records_read, records_lost, malformed, records)
 TRAINRIG_JSON(Environment, source, vars)
@@ -33,11 +33,33 @@ TRAINRIG_JSON(DataDir, path, mount_point, fs_type, mount_source, dev, devices, f
 TRAINRIG_JSON(NumaNode, os_index, cpulist, memory_bytes)
 TRAINRIG_JSON(PciLocality, address, numa_nodes, cpulist)
 TRAINRIG_JSON(Topology, packages, cores, pus, numa_nodes, pci_locality)
+TRAINRIG_JSON(Nic, address, sysfs_path, names, numa_node)
+TRAINRIG_JSON(GpuClocks, sm_mhz, sm_max_mhz, mem_mhz, mem_max_mhz)
+TRAINRIG_JSON(GpuPcie, gen, gen_max, gpu_gen_max, width, width_max, replay_count)
+TRAINRIG_JSON(GpuEcc, enabled, enabled_pending, volatile_uncorrected, aggregate_uncorrected,
+              volatile_corrected, aggregate_corrected)
+TRAINRIG_JSON(RemappedRows, correctable, uncorrectable, pending, failure)
+TRAINRIG_JSON(RetiredPages, single_bit, double_bit, pending)
+TRAINRIG_JSON(NvLink, link, active, remote_bus_id, remote_type)
+TRAINRIG_JSON(GpuFabric, state, status)
+TRAINRIG_JSON(NvmlGpu, index, lost, unreachable, name, uuid, bus_id, pci_device_id,
+              compute_capability, memory_total_bytes, bar1_total_bytes, temperature_c,
+              temperature_slowdown_c, temperature_shutdown_c, temperature_max_operating_c,
+              power_draw_w, power_limit_w, clocks, clock_event_reasons, pcie, ecc, remapped_rows,
+              retired_pages, persistence_mode, nvlinks, cpu_affinity, fabric)
+TRAINRIG_JSON(GpuPair, a, b, level)
+TRAINRIG_JSON(NvmlFacts, library, fake, driver_version, cuda_driver_version, nvml_version, gpus,
+              pairs, seconds)
+TRAINRIG_JSON(TorchFacts, version, cuda, nccl, cuda_available, device_count, python)
+TRAINRIG_JSON(SoftwareStack, cuda_runtime_version, cuda_runtime_library, nccl_version, nccl_library,
+              nvcc_version, nvcc_path, torch)
 TRAINRIG_JSON(Snapshot, schema, schema_version, trainrig_version, collected_at, root, host, kernel,
               nofile, sysctl, cpu_governors, memory, iommu_units, pci_devices, nvidia, kernel_log,
-              environment, infiniband, data_dir, topology)
+              environment, infiniband, data_dir, topology, nics, nvml, stack)
 
 nlohmann::json snapshot_to_json(const Snapshot& s) { return s; }
+nlohmann::json nvml_fact_to_json(const Fact<NvmlFacts>& f) { return f; }
+Fact<NvmlFacts> nvml_fact_from_json(const nlohmann::json& j) { return j.get<Fact<NvmlFacts>>(); }
 
 namespace {
 
@@ -47,6 +69,8 @@ constexpr const char* kRequiredMembers[] = {
     "trainrig_version", "collected_at",  "root",       "host",        "kernel",      "nofile",
     "sysctl",           "cpu_governors", "memory",     "iommu_units", "pci_devices", "nvidia",
     "kernel_log",       "environment",   "infiniband", "data_dir",    "topology"};
+// Added by version 2.
+constexpr const char* kRequiredMembersV2[] = {"nics", "nvml", "stack"};
 
 // Strings from a file are as untrusted as strings from a machine: repair them the same way.
 void sanitize_strings(nlohmann::json& j) {
@@ -114,8 +138,25 @@ Result<Snapshot> snapshot_from_json(const nlohmann::json& input, const std::stri
             return Status{Errc::kInvalidInput,
                           fmt::format("{} has no \"{}\" member (null is allowed, missing is not)",
                                       where, member)};
+    if (version >= 2)
+        for (const char* member : kRequiredMembersV2)
+            if (!j.contains(member))
+                return Status{
+                    Errc::kInvalidInput,
+                    fmt::format("{} has no \"{}\" member (null is allowed, missing is not)", where,
+                                member)};
     nlohmann::json clean = j;
     sanitize_strings(clean);
+    if (version < 2) {
+        // Version 1 predates these facts: say so instead of "no driver" or "no NIC".
+        const auto why =
+            nlohmann::json{{"error",
+                            "this snapshot (schema_version 1) predates GPU driver and stack facts; "
+                            "collect it again with this trainrig"},
+                           {"error_kind", errc_name(Errc::kUnsupported)}};
+        for (const char* member : kRequiredMembersV2) clean[member] = why;
+        clean["schema_version"] = kSnapshotSchemaVersion;
+    }
     Snapshot s;
     try {
         s = clean.get<Snapshot>();

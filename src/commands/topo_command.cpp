@@ -1,0 +1,76 @@
+// `trainrig topo`: how GPUs and NICs connect (NVLink, PCIe switch, host bridge, NUMA node,
+// socket), as `nvidia-smi topo -m` prints it, from this machine, a machine tree or a snapshot.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/shared_options.h"
+#include "commands/commands.h"
+#include "commands/print_error.h"
+#include "core/user_file.h"
+#include "probe/collect.h"
+#include "topo/render_topo.h"
+
+namespace trainrig {
+
+namespace {
+
+class TopoCommand : public Command {
+public:
+    const char* name() const override { return "topo"; }
+    const char* summary() const override {
+        return "Show the GPU x GPU and GPU x NIC connection matrix (like nvidia-smi topo -m)";
+    }
+    void declare(CLI::App& app) override {
+        declare_machine_options(app, collect_);
+        app.add_option("--snapshot", snapshot_, "Read a snapshot written by `trainrig collect`")
+            ->type_name("FILE");
+        declare_output_options(app, output_);
+        app.add_flag("--json", json_, "Write the matrix as JSON (schema trainrig.topo)");
+    }
+    int run(const GlobalOptions& global) override {
+        if (snapshot_ && global.typed("--root"))
+            return print_error(name(), {Errc::kInvalidInput,
+                                        "--root applies when probing a machine, not to "
+                                        "--snapshot"});
+        collect_.stack = false;
+        Result<Snapshot> snap = Status{};
+        if (snapshot_) {
+            auto text = read_user_file(*snapshot_, "--snapshot");
+            if (!text) return print_error(name(), text.status());
+            snap = snapshot_from_text(*text, *snapshot_);
+        } else {
+            snap = collect_snapshot(collect_);
+        }
+        if (!snap) return print_error(name(), snap.status());
+        const auto matrix = build_gpu_matrix(*snap);
+        // Why NVLink is missing from the matrix, when NVML was there but failed.
+        std::string nvml_error;
+        if (snap->nvml.is_failed() && snap->nvml.status().code() != Errc::kNotFound &&
+            snap->nvml.status().code() != Errc::kUnsupported)
+            nvml_error = snap->nvml.status().message();
+        std::string text;
+        if (json_) {
+            auto doc = render_topo_json(matrix);
+            doc["nvml_error"] = nvml_error.empty() ? nlohmann::json() : nlohmann::json(nvml_error);
+            text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        } else {
+            text = render_topo_table(matrix);
+            if (!nvml_error.empty()) text += "\nNVML: " + nvml_error + "\n";
+        }
+        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
+        return 0;
+    }
+
+private:
+    CollectOptions collect_;
+    OutputOptions output_;
+    std::optional<std::string> snapshot_;
+    bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_topo_command() { return std::make_unique<TopoCommand>(); }
+
+}  // namespace trainrig

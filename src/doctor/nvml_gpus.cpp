@@ -1,0 +1,48 @@
+#include "doctor/nvml_gpus.h"
+
+namespace trainrig {
+
+std::optional<std::string> nvml_skip_reason(const Snapshot& s) {
+    if (s.nvml.is_absent()) return "no NVIDIA driver: NVML was not found";
+    if (s.nvml.is_failed()) {
+        const auto code = s.nvml.status().code();
+        if (code == Errc::kNotFound) return "no NVIDIA driver: " + s.nvml.status().message();
+        if (code == Errc::kUnsupported) return s.nvml.status().message();
+        return std::nullopt;
+    }
+    if (s.nvml.value().gpus.empty()) return "NVML sees no GPU";
+    return std::nullopt;
+}
+
+const NvmlFacts* need_nvml(const Snapshot& s, Finding& f) {
+    if (s.nvml.is_known()) return &s.nvml.value();
+    const std::string why =
+        s.nvml.is_failed() ? s.nvml.status().message() : std::string("no NVML facts");
+    f.raise(FindingStatus::kError, why);
+    f.evidence.push_back(why);
+    if (why.find("did not answer") != std::string::npos)
+        f.remedy =
+            "A driver that does not answer is stuck: look for Xid and \"NVRM\" lines in "
+            "`dmesg`, try `nvidia-smi` by hand (it will likely hang too), drain the node and "
+            "reset the GPU or reboot.";
+    return nullptr;
+}
+
+std::string nvml_gpu_label(const NvmlGpu& g) {
+    std::string bus = g.bus_id.is_known() ? g.bus_id.value() : "bus id unknown";
+    if (g.name.is_known()) return fmt::format("GPU {} ({}, {})", g.index, bus, g.name.value());
+    return fmt::format("GPU {} ({})", g.index, bus);
+}
+
+const NvidiaGpuModel* gpu_model(const NvmlGpu& g) {
+    return g.pci_device_id.is_known() ? find_nvidia_gpu(g.pci_device_id.value()) : nullptr;
+}
+
+std::vector<const NvmlGpu*> answering_gpus(const NvmlFacts& n) {
+    std::vector<const NvmlGpu*> out;
+    for (const auto& g : n.gpus)
+        if (!g.lost && g.unreachable.empty()) out.push_back(&g);
+    return out;
+}
+
+}  // namespace trainrig

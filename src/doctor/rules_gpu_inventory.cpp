@@ -1,0 +1,234 @@
+// GPU inventory rules: how many GPUs the driver answers for, whether they are alike, whether the
+// driver keeps them initialised, and which CPUs each is close to. article §2.3, §4.1, §5.1.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/text.h"
+#include "doctor/gpus.h"
+#include "doctor/nvml_gpus.h"
+#include "doctor/rule.h"
+
+namespace trainrig {
+
+namespace {
+
+void check_count(const Snapshot& s, const RuleOptions& o, Finding& f) {
+    const auto* n = need_nvml(s, f);
+    if (!n) return;
+    std::set<std::string> nvml_bus;
+    std::vector<std::string> lost;
+    size_t lost_without_bus = 0;
+    for (const auto& g : n->gpus) {
+        if (g.bus_id.is_known()) nvml_bus.insert(g.bus_id.value());
+        if (g.lost) lost.push_back(nvml_gpu_label(g));
+        if (g.lost && !g.bus_id.is_known()) ++lost_without_bus;
+        if (!g.unreachable.empty()) {
+            f.raise(FindingStatus::kError, fmt::format("GPU {}: {}", g.index, g.unreachable));
+            f.evidence.push_back(fmt::format("GPU {}: {}", g.index, g.unreachable));
+        }
+    }
+    const size_t count = n->gpus.size();
+    f.evidence.push_back(
+        fmt::format("NVML ({}{}): {} GPU(s){}", n->library, n->fake ? ", fake" : "", count,
+                    nvml_bus.empty() ? "" : ": " + join({nvml_bus.begin(), nvml_bus.end()}, ", ")));
+    f.data = {{"nvml", count}, {"lost", lost.size()}};
+    if (!lost.empty()) {
+        f.raise(FindingStatus::kFail,
+                fmt::format("{} lost: the driver answers GPU_IS_LOST", join(lost, ", ")));
+        f.remedy =
+            "A lost GPU has fallen off the bus (see kmsg.xid for Xid 79): drain the node, power "
+            "cycle it (a reset is rarely enough), reseat the GPU and its power cables, and RMA it "
+            "if it happens again.";
+    }
+    if (s.pci_devices.is_known()) {
+        const auto on_bus = select_gpus(s).gpus;
+        f.data["pci"] = on_bus.size();
+        std::vector<std::string> missing;
+        for (const auto* d : on_bus)
+            if (!nvml_bus.count(d->address)) missing.push_back(gpu_label(*d));
+        f.evidence.push_back(fmt::format("PCI bus: {} NVIDIA GPU(s)", on_bus.size()));
+        if (!missing.empty())
+            f.evidence.push_back("on the PCI bus, not listed by NVML: " + join(missing, ", "));
+        if (missing.size() > lost_without_bus) {
+            // A lost GPU's bus id cannot be read: it is among the missing ones.
+            f.raise(FindingStatus::kFail,
+                    fmt::format("{} GPU(s) on the PCI bus that the driver does not list{}: {}",
+                                missing.size() - lost_without_bus,
+                                lost_without_bus ? " besides the lost one(s)" : "",
+                                join(missing, ", ")));
+            if (f.remedy.empty())
+                f.remedy =
+                    "See pci.gpu-bar and pci.gpu-visible for why the driver could not take these "
+                    "GPUs (BAR1 not assigned: enable Above 4G Decoding); `dmesg | grep NVRM` "
+                    "names the failure.";
+            else
+                f.remedy +=
+                    " For GPUs the driver never took: see pci.gpu-bar and pci.gpu-visible "
+                    "(BAR1 not assigned: enable Above 4G Decoding).";
+        } else if (on_bus.size() < count) {
+            f.raise(FindingStatus::kWarn,
+                    fmt::format("NVML answers for {} GPU(s) but the PCI bus shows {}", count,
+                                on_bus.size()));
+        }
+    }
+    if (o.expect_gpus) {
+        f.evidence.push_back(fmt::format("--expect-gpus {}", *o.expect_gpus));
+        if (static_cast<size_t>(*o.expect_gpus) != count - lost.size())
+            f.raise(FindingStatus::kFail, fmt::format("{} working GPU(s), {} expected",
+                                                      count - lost.size(), *o.expect_gpus));
+    }
+    f.raise(FindingStatus::kPass, fmt::format("{} GPU(s) answer through NVML", count));
+}
+
+void check_uniform(const Snapshot& s, const RuleOptions&, Finding& f) {
+    const auto* n = need_nvml(s, f);
+    if (!n) return;
+    const auto gpus = answering_gpus(*n);
+    if (gpus.size() < 2)
+        return f.raise(FindingStatus::kSkip, "fewer than two GPUs answer: nothing to compare");
+    GpuFieldReader read(f);
+    std::map<std::string, std::vector<int>> kinds;
+    for (const auto* g : gpus) {
+        const std::string* name = read.get(*g, g->name);
+        const uint64_t* mem = read.get(*g, g->memory_total_bytes);
+        if (!name || !mem) continue;
+        kinds[fmt::format("{}, {}", *name, human_bytes(*mem))].push_back(g->index);
+    }
+    if (f.status == FindingStatus::kError) return;
+    if (read.skip_if_none(kinds.size(), "the GPU name and memory")) return;
+    for (const auto& [kind, idx] : kinds)
+        f.evidence.push_back(fmt::format("GPU {}: {}", fmt::join(idx, ", "), kind));
+    if (kinds.size() > 1) {
+        f.raise(FindingStatus::kWarn,
+                fmt::format("{} different GPU kinds in one machine", kinds.size()));
+        f.remedy =
+            "Data-parallel training runs at the pace of the slowest, smallest GPU: use one "
+            "kind per job (CUDA_VISIBLE_DEVICES) or fit the batch to the smallest memory.";
+        return;
+    }
+    read.note_unsupported();
+    f.raise(FindingStatus::kPass,
+            fmt::format("all {} GPUs are {}", kinds.begin()->second.size(), kinds.begin()->first));
+}
+
+void check_persistence(const Snapshot& s, const RuleOptions&, Finding& f) {
+    const auto* n = need_nvml(s, f);
+    if (!n) return;
+    GpuFieldReader read(f);
+    std::vector<std::string> off;
+    size_t judged = 0;
+    for (const auto* g : answering_gpus(*n)) {
+        const bool* on = read.get(*g, g->persistence_mode);
+        if (!on) continue;
+        ++judged;
+        if (!*on) off.push_back(fmt::format("GPU {}", g->index));
+    }
+    if (read.skip_if_none(judged, "persistence mode")) return;
+    read.note_unsupported();
+    if (!off.empty()) {
+        f.raise(FindingStatus::kWarn, "persistence mode is off on " + join(off, ", "));
+        f.remedy =
+            "Without it the driver tears GPU state down whenever no process holds the GPU: "
+            "every job start pays the initialisation, and settings are lost. Run the daemon: "
+            "`systemctl enable --now nvidia-persistenced` (or `nvidia-smi -pm 1` until reboot).";
+        return;
+    }
+    f.raise(FindingStatus::kPass, fmt::format("persistence mode on for {} GPU(s)", judged));
+}
+
+std::string numa_of(const Snapshot& s, const std::string& bus) {
+    if (!s.pci_devices.is_known()) return "?";
+    for (const auto& d : s.pci_devices.value())
+        if (d.address == bus && d.numa_node.is_known()) return std::to_string(d.numa_node.value());
+    return "?";
+}
+
+void check_cpu_affinity(const Snapshot& s, const RuleOptions&, Finding& f) {
+    const auto* n = need_nvml(s, f);
+    if (!n) return;
+    GpuFieldReader read(f);
+    std::string all_cpus;
+    size_t nodes = 0;
+    if (s.topology.is_known()) {
+        std::vector<int> cpus;
+        for (const auto& node : s.topology.value().numa_nodes)
+            if (auto list = parse_cpulist(node.cpulist))
+                cpus.insert(cpus.end(), list->begin(), list->end());
+        std::sort(cpus.begin(), cpus.end());
+        all_cpus = format_cpulist(cpus);
+        nodes = s.topology.value().numa_nodes.size();
+    }
+    size_t judged = 0;
+    for (const auto* g : answering_gpus(*n)) {
+        const std::string* cpus = read.get(*g, g->cpu_affinity);
+        if (!cpus) continue;
+        ++judged;
+        const std::string bus = g->bus_id.is_known() ? g->bus_id.value() : "";
+        f.evidence.push_back(fmt::format("GPU {} -> CPUs {} (NUMA node {})", g->index,
+                                         cpus->empty() ? "none" : *cpus, numa_of(s, bus)));
+        if (cpus->empty()) {
+            f.raise(FindingStatus::kWarn,
+                    fmt::format("NVML gives no CPU affinity for GPU {}", g->index));
+            continue;
+        }
+        if (nodes > 1 && *cpus == all_cpus)
+            f.raise(FindingStatus::kWarn,
+                    fmt::format("GPU {} is close to every CPU of this {}-node machine: the "
+                                "firmware does not tell which node it hangs off",
+                                g->index, nodes));
+        if (s.pci_devices.is_known())
+            for (const auto& d : s.pci_devices.value())
+                if (d.address == bus && d.local_cpulist.is_known() &&
+                    !d.local_cpulist.value().empty()) {
+                    auto a = parse_cpulist(d.local_cpulist.value());
+                    auto b = parse_cpulist(*cpus);
+                    if (a && b && *a != *b)
+                        f.raise(FindingStatus::kWarn,
+                                fmt::format("GPU {}: NVML says CPUs {}, the kernel says {}",
+                                            g->index, *cpus, d.local_cpulist.value()));
+                }
+    }
+    if (read.skip_if_none(judged, "CPU affinity")) return;
+    read.note_unsupported();
+    if (f.status == FindingStatus::kWarn)
+        f.remedy =
+            "Bind each rank by hand after checking `nvidia-smi topo -m` / `trainrig topo`, and "
+            "fix the firmware's ACPI NUMA tables (SRAT/_PXM) so the kernel knows.";
+    f.raise(FindingStatus::kPass, fmt::format("{} GPU(s) have a NUMA-local CPU set", judged));
+}
+
+std::optional<std::string> skip(const Snapshot& s, const RuleOptions&) {
+    return nvml_skip_reason(s);
+}
+
+}  // namespace
+
+std::vector<Rule> gpu_inventory_rules() {
+    return {
+        {"gpu.count",
+         "GPUs the driver answers for, against the PCI bus and --expect-gpus",
+         {"training-machine article §5.1 (GPU fallen off the bus)"},
+         skip,
+         check_count},
+        {"gpu.uniform",
+         "All GPUs of one model and memory size",
+         {"training-machine article §2.1"},
+         skip,
+         check_uniform},
+        {"gpu.persistence",
+         "Persistence mode keeps the driver initialised",
+         {"NVIDIA Driver Persistence documentation (nvidia-persistenced)"},
+         skip,
+         check_persistence},
+        {"gpu.cpu-affinity",
+         "Each GPU's NUMA-local CPUs, as the driver reports them",
+         {"training-machine article §2.3, §5.1 (curves out of step: NUMA binding lost)"},
+         skip,
+         check_cpu_affinity},
+    };
+}
+
+}  // namespace trainrig

@@ -1,0 +1,249 @@
+// GPU rules on hand-built NVML facts: each rule's pass, problem, unsupported field, lost GPU and
+// NVML failure.
+#include <gtest/gtest.h>
+
+#include "nvml_builder.h"
+#include "rule_test_util.h"
+
+namespace trainrig::test {
+namespace {
+
+const char* kGpuRules[] = {"gpu.count",       "gpu.uniform",       "gpu.persistence",
+                           "gpu.ecc",         "gpu.remapped-rows", "gpu.retired-pages",
+                           "gpu.temperature", "gpu.clock-events",  "gpu.pcie-link",
+                           "gpu.pcie-replay", "gpu.nvlink",        "gpu.p2p-topology",
+                           "gpu.cpu-affinity"};
+
+TEST(GpuRules, HealthyMachinePassesEveryRule) {
+    auto s = healthy_gpus();
+    for (const char* id : kGpuRules) {
+        auto f = judge_one(id, s);
+        if (std::string(id) == "gpu.retired-pages") {
+            EXPECT_STATUS(f, kSkip);  // A100 remaps rows instead
+        } else {
+            EXPECT_STATUS(f, kPass);
+        }
+    }
+}
+
+TEST(GpuRules, NoDriverSkipsEveryRuleWithTheReason) {
+    auto s = healthy_gpus();
+    s.nvml = Fact<NvmlFacts>::failed(
+        {Errc::kNotFound, "libnvidia-ml.so.1 was not found by the dynamic loader"});
+    for (const char* id : kGpuRules) {
+        auto f = judge_one(id, s);
+        EXPECT_STATUS(f, kSkip);
+        EXPECT_NE(f.summary.find("no NVIDIA driver"), std::string::npos) << f.summary;
+    }
+}
+
+TEST(GpuRules, NotProbedUnderRootSkips) {
+    auto s = healthy_gpus();
+    s.nvml = Fact<NvmlFacts>::failed({Errc::kUnsupported, "NVML was not read: --root"});
+    EXPECT_STATUS(judge_one("gpu.ecc", s), kSkip);
+}
+
+TEST(GpuRules, NvmlThatDidNotAnswerIsAnError) {
+    auto s = healthy_gpus();
+    s.nvml = Fact<NvmlFacts>::failed(
+        {Errc::kIo,
+         "NVML did not answer within 5 s (no return from nvmlDeviceGetTemperature "
+         "on GPU 1)"});
+    for (const char* id : kGpuRules) {
+        auto f = judge_one(id, s);
+        EXPECT_STATUS(f, kError);
+        EXPECT_NE(f.summary.find("did not answer"), std::string::npos);
+    }
+}
+
+TEST(GpuCount, LostGpuFails) {
+    auto s = healthy_gpus();
+    nvml_at(s, 1).lost = true;
+    auto f = judge_one("gpu.count", s);
+    EXPECT_STATUS(f, kFail);
+    EXPECT_NE(f.summary.find("GPU 1"), std::string::npos);
+    EXPECT_NE(f.summary.find("lost"), std::string::npos);
+}
+
+TEST(GpuCount, GpuOnTheBusButNotInNvmlFails) {
+    auto s = healthy_gpus();
+    s.nvml.value().gpus.pop_back();
+    auto f = judge_one("gpu.count", s);
+    EXPECT_STATUS(f, kFail);
+    EXPECT_NE(f.summary.find("0000:c1:00.0"), std::string::npos);
+}
+
+TEST(GpuCount, ExpectGpus) {
+    auto s = healthy_gpus();
+    EXPECT_STATUS(judge_one("gpu.count", s, {4}), kPass);
+    EXPECT_STATUS(judge_one("gpu.count", s, {8}), kFail);
+}
+
+TEST(GpuUniform, MixedKindsWarnAndOneGpuSkips) {
+    auto s = healthy_gpus();
+    nvml_at(s, 3).name = known<std::string>("NVIDIA A100-SXM4-40GB");
+    nvml_at(s, 3).memory_total_bytes = known<uint64_t>(42949672960ull);
+    EXPECT_STATUS(judge_one("gpu.uniform", s), kWarn);
+    s.nvml.value().gpus.resize(1);
+    EXPECT_STATUS(judge_one("gpu.uniform", s), kSkip);
+}
+
+TEST(GpuPersistence, OffWarnsUnsupportedSkips) {
+    auto s = healthy_gpus();
+    nvml_at(s, 2).persistence_mode = known(false);
+    EXPECT_STATUS(judge_one("gpu.persistence", s), kWarn);
+    for (auto& g : s.nvml.value().gpus) g.persistence_mode = unsupported<bool>();
+    EXPECT_STATUS(judge_one("gpu.persistence", s), kSkip);
+}
+
+TEST(GpuEcc, Cases) {
+    auto s = healthy_gpus();
+    nvml_at(s, 0).ecc.volatile_uncorrected = known<uint64_t>(2);
+    EXPECT_STATUS(judge_one("gpu.ecc", s), kFail);
+    s = healthy_gpus();
+    nvml_at(s, 0).ecc.aggregate_uncorrected = known<uint64_t>(1);
+    EXPECT_STATUS(judge_one("gpu.ecc", s), kWarn);
+    s = healthy_gpus();
+    nvml_at(s, 1).ecc.enabled = known(false);
+    nvml_at(s, 1).ecc.enabled_pending = known(false);
+    EXPECT_STATUS(judge_one("gpu.ecc", s), kFail);
+    s = healthy_gpus();
+    nvml_at(s, 1).ecc.enabled_pending = known(false);
+    EXPECT_STATUS(judge_one("gpu.ecc", s), kWarn);
+    for (auto& g : s.nvml.value().gpus) g.ecc.enabled = unsupported<bool>("nvmlDeviceGetEccMode");
+    EXPECT_STATUS(judge_one("gpu.ecc", s), kSkip);
+}
+
+TEST(GpuEcc, NoPermissionIsAnErrorNotAPass) {
+    auto s = healthy_gpus();
+    nvml_at(s, 0).ecc.enabled =
+        Fact<bool>::failed({Errc::kPermission, "nvmlDeviceGetEccMode: Insufficient Permissions"});
+    auto f = judge_one("gpu.ecc", s);
+    EXPECT_STATUS(f, kError);
+    EXPECT_NE(f.summary.find("GPU 0"), std::string::npos);
+}
+
+TEST(GpuRemappedRows, PendingAndFailureFailUncorrectableWarns) {
+    auto s = healthy_gpus();
+    nvml_at(s, 0).remapped_rows = known(RemappedRows{0, 1, false, false});
+    EXPECT_STATUS(judge_one("gpu.remapped-rows", s), kWarn);
+    nvml_at(s, 0).remapped_rows = known(RemappedRows{0, 1, true, false});
+    EXPECT_STATUS(judge_one("gpu.remapped-rows", s), kFail);
+    nvml_at(s, 0).remapped_rows = known(RemappedRows{0, 0, false, true});
+    EXPECT_STATUS(judge_one("gpu.remapped-rows", s), kFail);
+}
+
+TEST(GpuRetiredPages, PendingFailsDoubleBitWarns) {
+    auto s = healthy_gpus();
+    RetiredPages p;
+    p.pending = known(false);
+    p.double_bit = 2;
+    nvml_at(s, 0).retired_pages = known(p);
+    EXPECT_STATUS(judge_one("gpu.retired-pages", s), kWarn);
+    p.pending = known(true);
+    nvml_at(s, 0).retired_pages = known(p);
+    EXPECT_STATUS(judge_one("gpu.retired-pages", s), kFail);
+}
+
+TEST(GpuTemperature, MarginToSlowdown) {
+    auto s = healthy_gpus();
+    nvml_at(s, 2).temperature_c = known<int64_t>(86);
+    EXPECT_STATUS(judge_one("gpu.temperature", s), kWarn);
+    nvml_at(s, 2).temperature_c = known<int64_t>(89);
+    EXPECT_STATUS(judge_one("gpu.temperature", s), kFail);
+    nvml_at(s, 2).temperature_c = known<int64_t>(70);
+    EXPECT_STATUS(judge_one("gpu.temperature", s), kPass);
+}
+
+TEST(GpuClockEvents, ReasonsByBit) {
+    auto s = healthy_gpus();
+    for (uint64_t bit : {0x8ull, 0x20ull, 0x40ull, 0x80ull}) {
+        nvml_at(s, 0).clock_event_reasons = known<uint64_t>(bit);
+        EXPECT_STATUS(judge_one("gpu.clock-events", s), kFail);
+    }
+    nvml_at(s, 0).clock_event_reasons = known<uint64_t>(0x4);
+    EXPECT_STATUS(judge_one("gpu.clock-events", s), kWarn);
+    nvml_at(s, 0).clock_event_reasons = known<uint64_t>(0x1 | 0x2 | 0x10 | 0x100);
+    EXPECT_STATUS(judge_one("gpu.clock-events", s), kPass);
+    nvml_at(s, 0).clock_event_reasons = known<uint64_t>(0);
+    EXPECT_STATUS(judge_one("gpu.clock-events", s), kPass);
+}
+
+TEST(GpuPcieLink, NarrowLinkFailsIdleDownshiftPasses) {
+    auto s = healthy_gpus();
+    nvml_at(s, 0).pcie.gen = known<int64_t>(1);  // idle (reasons 0x1): normal
+    EXPECT_STATUS(judge_one("gpu.pcie-link", s), kPass);
+    nvml_at(s, 0).clock_event_reasons = known<uint64_t>(0);
+    EXPECT_STATUS(judge_one("gpu.pcie-link", s), kWarn);
+    s = healthy_gpus();
+    nvml_at(s, 1).pcie.width = known<int64_t>(8);
+    auto f = judge_one("gpu.pcie-link", s);
+    EXPECT_STATUS(f, kFail);
+    EXPECT_NE(f.summary.find("x8 of x16"), std::string::npos);
+    s = healthy_gpus();
+    nvml_at(s, 1).pcie.gpu_gen_max = known<int64_t>(5);  // a Gen5 GPU in a Gen4 slot
+    EXPECT_STATUS(judge_one("gpu.pcie-link", s), kWarn);
+}
+
+TEST(GpuPcieReplay, RateAgainstDcgmLimit) {
+    auto s = healthy_gpus();
+    // Gen4 x16: 0.96 * 16 = 15.36 per minute. One day = 1440 minutes.
+    nvml_at(s, 0).pcie.replay_count = known<uint64_t>(15 * 1440);
+    EXPECT_STATUS(judge_one("gpu.pcie-replay", s), kPass);
+    nvml_at(s, 0).pcie.replay_count = known<uint64_t>(16 * 1440);
+    EXPECT_STATUS(judge_one("gpu.pcie-replay", s), kWarn);
+    s.host.uptime_seconds = Fact<double>::absent();
+    EXPECT_STATUS(judge_one("gpu.pcie-replay", s), kSkip);
+}
+
+TEST(GpuNvlink, SxmPartWithALinkDownFails) {
+    auto s = healthy_gpus();
+    nvml_at(s, 2).nvlinks.value()[5].active = false;
+    auto f = judge_one("gpu.nvlink", s);
+    EXPECT_STATUS(f, kFail);
+    EXPECT_NE(f.summary.find("11 of its 12"), std::string::npos);
+}
+
+TEST(GpuNvlink, PcieCardsWithoutBridgePassPartialBridgeWarns) {
+    auto s = healthy_gpus();
+    for (auto& g : s.nvml.value().gpus) {
+        g.pci_device_id = known<uint64_t>(0x2331);  // H100 PCIe: bridge links only
+        for (auto& l : g.nvlinks.value()) l.active = false;
+    }
+    EXPECT_STATUS(judge_one("gpu.nvlink", s), kPass);
+    for (int k = 0; k < 4; ++k) nvml_at(s, 0).nvlinks.value()[k].active = true;
+    EXPECT_STATUS(judge_one("gpu.nvlink", s), kWarn);
+}
+
+TEST(GpuNvlink, NoNvlinkSkipsAndOneGpuSkips) {
+    auto s = healthy_gpus();
+    for (auto& g : s.nvml.value().gpus) g.nvlinks = unsupported<std::vector<NvLink>>();
+    EXPECT_STATUS(judge_one("gpu.nvlink", s), kSkip);
+    s = healthy_gpus();
+    s.nvml.value().gpus.resize(1);
+    EXPECT_STATUS(judge_one("gpu.nvlink", s), kSkip);
+}
+
+TEST(GpuP2pTopology, MixedNvlinkAndSysWarns) {
+    auto s = healthy_gpus();
+    // Take GPU 3's links away: its pairs with 0 and 1 now cross sockets over PCIe.
+    for (auto& g : s.nvml.value().gpus)
+        for (auto& l : g.nvlinks.value())
+            if (g.index == 3 || (l.remote_bus_id.is_known() && l.remote_bus_id.value() == kBus[3]))
+                l.active = false;
+    auto f = judge_one("gpu.p2p-topology", s);
+    EXPECT_STATUS(f, kWarn);
+    EXPECT_NE(f.summary.find("0-3"), std::string::npos);
+}
+
+TEST(GpuCpuAffinity, AllCpusOnTwoNodesWarnsMismatchWarns) {
+    auto s = healthy_gpus();
+    nvml_at(s, 0).cpu_affinity = known<std::string>("0-63");
+    EXPECT_STATUS(judge_one("gpu.cpu-affinity", s), kWarn);
+    s = healthy_gpus();
+    gpu_at(s, 0).local_cpulist = known<std::string>("16-31,48-63");
+    EXPECT_STATUS(judge_one("gpu.cpu-affinity", s), kWarn);
+}
+
+}  // namespace
+}  // namespace trainrig::test

@@ -35,6 +35,13 @@ std::string driver_version(const Snapshot& s) {
     return s.nvidia.version.is_known() ? s.nvidia.version.value() : "";
 }
 
+// The CUDA version the driver supports (12020), 0 when NVML did not say.
+int driver_cuda(const Snapshot& s) {
+    if (s.nvml.is_known() && s.nvml.value().cuda_driver_version.is_known())
+        return static_cast<int>(s.nvml.value().cuda_driver_version.value());
+    return 0;
+}
+
 // Judges one CUDA version (runtime, toolkit or torch's) against the driver. `what` names it.
 void judge_cuda(int cuda, const std::string& what, int driver_cuda, const std::string& driver,
                 Finding& f) {
@@ -79,9 +86,7 @@ void judge_cuda(int cuda, const std::string& what, int driver_cuda, const std::s
 void check_cuda_driver(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto* st = need_stack(s, f);
     if (!st) return;
-    int driver_cuda = 0;
-    if (s.nvml.is_known() && s.nvml.value().cuda_driver_version.is_known())
-        driver_cuda = static_cast<int>(s.nvml.value().cuda_driver_version.value());
+    const int driver_cuda = trainrig::driver_cuda(s);
     const std::string driver = driver_version(s);
     if (driver_cuda > 0)
         f.evidence.push_back(fmt::format("driver {}: CUDA {}", driver.empty() ? "?" : driver,
@@ -100,10 +105,8 @@ void check_cuda_driver(const Snapshot& s, const RuleOptions&, Finding& f) {
                 fmt::format("nvcc ({}): {}", st->nvcc_path, st->nvcc_version.status().message()));
     if (st->nvcc_version.is_known()) {
         any = true;
-        auto parts = split(st->nvcc_version.value(), '.');
-        int code = static_cast<int>(parse_i64(parts[0]).value_or(0) * 1000 +
-                                    (parts.size() > 1 ? parse_i64(parts[1]).value_or(0) : 0) * 10);
-        judge_cuda(code, fmt::format("nvcc {} ({})", st->nvcc_version.value(), st->nvcc_path),
+        judge_cuda(cuda_code(st->nvcc_version.value()),
+                   fmt::format("nvcc {} ({})", st->nvcc_version.value(), st->nvcc_path),
                    driver_cuda, driver, f);
     }
     if (!any)
@@ -194,14 +197,8 @@ void check_torch(const Snapshot& s, const RuleOptions&, Finding& f) {
                 "CUDA.";
         return;
     }
-    int driver_cuda = 0;
-    if (s.nvml.is_known() && s.nvml.value().cuda_driver_version.is_known())
-        driver_cuda = static_cast<int>(s.nvml.value().cuda_driver_version.value());
-    auto parts = split(t.cuda.value(), '.');
-    const int cuda =
-        static_cast<int>(parse_i64(parts[0]).value_or(0) * 1000 +
-                         (parts.size() > 1 ? parse_i64(parts[1]).value_or(0) : 0) * 10);
-    judge_cuda(cuda, fmt::format("torch {}", t.version), driver_cuda, driver_version(s), f);
+    judge_cuda(cuda_code(t.cuda.value()), fmt::format("torch {}", t.version), driver_cuda(s),
+               driver_version(s), f);
     if (gpus && !t.cuda_available) {
         f.raise(FindingStatus::kFail,
                 "torch.cuda.is_available() is False although the driver answers for GPUs");

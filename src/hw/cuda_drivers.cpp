@@ -58,4 +58,12 @@ int compare_driver_versions(std::string_view a, std::string_view b) {
 
 std::string cuda_text(int64_t cuda) { return fmt::format("{}.{}", cuda / 1000, cuda % 1000 / 10); }
 
+int cuda_code(std::string_view text) {
+    auto parts = split(text, '.');
+    auto major = parse_i64(parts[0]);
+    auto minor = parts.size() > 1 ? parse_i64(parts[1]) : std::optional<int64_t>(0);
+    if (!major || !minor || *major <= 0 || *major > 99 || *minor < 0 || *minor > 99) return 0;
+    return static_cast<int>(*major * 1000 + *minor * 10);
+}
+
 }  // namespace trainrig

@@ -26,5 +26,7 @@ int compare_driver_versions(std::string_view a, std::string_view b);
 
 // "12.6" from 12060.
 std::string cuda_text(int64_t cuda);
+// 12060 from "12.6" or "12.6.85" (torch.version.cuda, nvcc's release); 0 when not a version.
+int cuda_code(std::string_view text);
 
 }  // namespace trainrig

@@ -246,8 +246,12 @@ void Reader::read_nvlinks(NvmlGpu& g, Device d) {
             Return pr = call("nvmlDeviceGetNvLinkRemotePciInfo", g.index,
                              f.device_get_nvlink_remote_pci_info, d, link, &pci);
             pci.busId[sizeof pci.busId - 1] = '\0';
+            pci.busIdLegacy[sizeof pci.busIdLegacy - 1] = '\0';
+            // The unversioned fallback fills the original, shorter struct: its bus id lands in
+            // busIdLegacy and busId stays empty.
+            const char* bus = pci.busId[0] ? pci.busId : pci.busIdLegacy;
             l.remote_bus_id = fact<std::string>("nvmlDeviceGetNvLinkRemotePciInfo", pr,
-                                                normalize_bus_id(pci.busId), &g);
+                                                normalize_bus_id(bus), &g);
             int type = 0;
             pr = call("nvmlDeviceGetNvLinkRemoteDeviceType", g.index,
                       f.device_get_nvlink_remote_device_type, d, link, &type);

@@ -108,7 +108,10 @@ TEST(GpuDoctor, OldLibraryFallsBackToOlderEntryPoints) {
     EXPECT_EQ(status(doc, "gpu.count"), "pass");         // nvmlInit, nvmlDeviceGetCount
     EXPECT_EQ(status(doc, "gpu.clock-events"), "pass");  // ...ClocksThrottleReasons
     EXPECT_EQ(status(doc, "gpu.nvlink"), "pass");        // ...NvLinkRemotePciInfo
-    auto rows = finding(doc, "gpu.remapped-rows");       // not exported by the old library
+    // The old remote-PCI call fills the short struct; the peers must still be known.
+    EXPECT_NE(finding(doc, "gpu.p2p-topology")["summary"].get<std::string>().find("NV4"),
+              std::string::npos);
+    auto rows = finding(doc, "gpu.remapped-rows");  // not exported by the old library
     EXPECT_EQ(rows["status"], "skip");
     EXPECT_TRUE(evidence_has(rows, "not in this driver's NVML"));
 }

@@ -85,6 +85,11 @@ TEST(CudaDrivers, VersionComparison) {
     EXPECT_LT(compare_driver_versions("525.60.13", "580.65.06"), 0);
     EXPECT_EQ(cuda_text(12020), "12.2");
     EXPECT_EQ(cuda_text(11080), "11.8");
+    EXPECT_EQ(cuda_code("12.4"), 12040);
+    EXPECT_EQ(cuda_code("12.6.85"), 12060);
+    EXPECT_EQ(cuda_code("13"), 13000);
+    EXPECT_EQ(cuda_code("cu124"), 0);
+    EXPECT_EQ(cuda_code(""), 0);
 }
 
 TEST(StackParsers, NvccVersion) {

@@ -22,6 +22,13 @@ GpuSelection select_gpus(const Snapshot& s) {
     return sel;
 }
 
+const PciDevice* find_pci_device(const Snapshot& s, const std::string& address) {
+    if (!s.pci_devices.is_known()) return nullptr;
+    for (const auto& d : s.pci_devices.value())
+        if (d.address == address) return &d;
+    return nullptr;
+}
+
 std::string gpu_label(const PciDevice& d) {
     if (!d.device.is_known()) return d.address;
     return fmt::format("{} ({})", d.address, nvidia_gpu_name(d.device.value()));

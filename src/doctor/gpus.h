@@ -16,6 +16,9 @@ struct GpuSelection {
 
 GpuSelection select_gpus(const Snapshot& s);
 
+// The PCI function at an address ("0000:41:00.0"), nullptr when the list has none (or failed).
+const PciDevice* find_pci_device(const Snapshot& s, const std::string& address);
+
 // "0000:41:00.0 (A100-SXM4-80GB)"
 std::string gpu_label(const PciDevice& d);
 

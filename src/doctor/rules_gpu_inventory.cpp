@@ -139,13 +139,6 @@ void check_persistence(const Snapshot& s, const RuleOptions&, Finding& f) {
     f.raise(FindingStatus::kPass, fmt::format("persistence mode on for {} GPU(s)", judged));
 }
 
-std::string numa_of(const Snapshot& s, const std::string& bus) {
-    if (!s.pci_devices.is_known()) return "?";
-    for (const auto& d : s.pci_devices.value())
-        if (d.address == bus && d.numa_node.is_known()) return std::to_string(d.numa_node.value());
-    return "?";
-}
-
 void check_cpu_affinity(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto* n = need_nvml(s, f);
     if (!n) return;
@@ -166,9 +159,10 @@ void check_cpu_affinity(const Snapshot& s, const RuleOptions&, Finding& f) {
         const std::string* cpus = read.get(*g, g->cpu_affinity);
         if (!cpus) continue;
         ++judged;
-        const std::string bus = g->bus_id.is_known() ? g->bus_id.value() : "";
-        f.evidence.push_back(fmt::format("GPU {} -> CPUs {} (NUMA node {})", g->index,
-                                         cpus->empty() ? "none" : *cpus, numa_of(s, bus)));
+        const PciDevice* d = g->bus_id.is_known() ? find_pci_device(s, g->bus_id.value()) : nullptr;
+        f.evidence.push_back(fmt::format(
+            "GPU {} -> CPUs {} (NUMA node {})", g->index, cpus->empty() ? "none" : *cpus,
+            d && d->numa_node.is_known() ? std::to_string(d->numa_node.value()) : "?"));
         if (cpus->empty()) {
             f.raise(FindingStatus::kWarn,
                     fmt::format("NVML gives no CPU affinity for GPU {}", g->index));
@@ -179,17 +173,14 @@ void check_cpu_affinity(const Snapshot& s, const RuleOptions&, Finding& f) {
                     fmt::format("GPU {} is close to every CPU of this {}-node machine: the "
                                 "firmware does not tell which node it hangs off",
                                 g->index, nodes));
-        if (s.pci_devices.is_known())
-            for (const auto& d : s.pci_devices.value())
-                if (d.address == bus && d.local_cpulist.is_known() &&
-                    !d.local_cpulist.value().empty()) {
-                    auto a = parse_cpulist(d.local_cpulist.value());
-                    auto b = parse_cpulist(*cpus);
-                    if (a && b && *a != *b)
-                        f.raise(FindingStatus::kWarn,
-                                fmt::format("GPU {}: NVML says CPUs {}, the kernel says {}",
-                                            g->index, *cpus, d.local_cpulist.value()));
-                }
+        if (d && d->local_cpulist.is_known() && !d->local_cpulist.value().empty()) {
+            auto a = parse_cpulist(d->local_cpulist.value());
+            auto b = parse_cpulist(*cpus);
+            if (a && b && *a != *b)
+                f.raise(FindingStatus::kWarn,
+                        fmt::format("GPU {}: NVML says CPUs {}, the kernel says {}", g->index,
+                                    *cpus, d->local_cpulist.value()));
+        }
     }
     if (read.skip_if_none(judged, "CPU affinity")) return;
     read.note_unsupported();

@@ -20,13 +20,6 @@ std::vector<std::string> components(const std::string& path) {
     return out;
 }
 
-const PciDevice* pci_device(const Snapshot& s, const std::string& bus) {
-    if (!s.pci_devices.is_known()) return nullptr;
-    for (const auto& d : s.pci_devices.value())
-        if (d.address == bus) return &d;
-    return nullptr;
-}
-
 int64_t numa_of(const PciDevice* d) {
     return d && d->numa_node.is_known() ? d->numa_node.value() : -1;
 }
@@ -92,7 +85,7 @@ GpuMatrix build_gpu_matrix(const Snapshot& s) {
             d.name = fmt::format("GPU{}", g.index);
             d.bus_id = g.bus_id.is_known() ? g.bus_id.value() : "";
             d.model = g.name.is_known() ? g.name.value() : (g.lost ? "lost" : "?");
-            const auto* pci = pci_device(s, d.bus_id);
+            const auto* pci = find_pci_device(s, d.bus_id);
             d.cpus = g.cpu_affinity.is_known()              ? g.cpu_affinity.value()
                      : pci && pci->local_cpulist.is_known() ? pci->local_cpulist.value()
                                                             : "";
@@ -122,8 +115,8 @@ GpuMatrix build_gpu_matrix(const Snapshot& s) {
                 t.label = "X";
                 continue;
             }
-            const auto* pi = pci_device(s, m.gpus[i].bus_id);
-            const auto* pj = pci_device(s, m.gpus[j].bus_id);
+            const auto* pi = find_pci_device(s, m.gpus[i].bus_id);
+            const auto* pj = find_pci_device(s, m.gpus[j].bus_id);
             if (!nvml.empty() && s.nvml.is_known()) {
                 for (const auto& p : s.nvml.value().pairs)
                     if ((p.a == static_cast<int>(i) && p.b == static_cast<int>(j)) ||
@@ -154,7 +147,7 @@ GpuMatrix build_gpu_matrix(const Snapshot& s) {
         }
         m.gpu_nic.assign(n, std::vector<TopoLink>(m.nics.size()));
         for (size_t i = 0; i < n; ++i) {
-            const auto* pi = pci_device(s, m.gpus[i].bus_id);
+            const auto* pi = find_pci_device(s, m.gpus[i].bus_id);
             for (size_t k = 0; k < m.nics.size(); ++k) {
                 const auto& nic = s.nics.value()[k];
                 TopoLink& t = m.gpu_nic[i][k];

@@ -75,12 +75,17 @@ bool drain(std::vector<std::pair<int, std::string*>> fds, Clock::time_point dead
     return true;
 }
 
-// waitpid with a deadline; false when the child is still there at the deadline.
+// waitpid with a deadline; false when the child is still there at the deadline. A child that
+// cannot be waited for (SIGCHLD ignored by whoever started us) reads as killed, never as a
+// clean exit.
 bool reap(pid_t pid, int& status, Clock::time_point deadline) {
     for (;;) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid) return true;
-        if (r < 0 && errno != EINTR) return true;  // nothing left to wait for
+        if (r < 0 && errno != EINTR) {
+            status = SIGKILL;  // WIFSIGNALED
+            return true;
+        }
         if (Clock::now() >= deadline) return false;
         usleep(1000);
     }
@@ -188,7 +193,12 @@ Result<std::string> run_isolated(const std::function<void(IsolatedChannel&)>& fn
     if (pid == 0) {
         close(pipe.r);
         IsolatedChannel channel(shared);
-        fn(channel);
+        // An exception must not unwind into the parent's code running in this copy.
+        try {
+            fn(channel);
+        } catch (...) {
+            _exit(4);
+        }
         const std::string& data = channel.out();
         size_t off = 0;
         while (off < data.size()) {

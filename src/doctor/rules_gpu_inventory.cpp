@@ -76,9 +76,10 @@ void check_count(const Snapshot& s, const RuleOptions& o, Finding& f) {
     }
     if (o.expect_gpus) {
         f.evidence.push_back(fmt::format("--expect-gpus {}", *o.expect_gpus));
-        if (static_cast<size_t>(*o.expect_gpus) != count - lost.size())
-            f.raise(FindingStatus::kFail, fmt::format("{} working GPU(s), {} expected",
-                                                      count - lost.size(), *o.expect_gpus));
+        const size_t working = answering_gpus(*n).size();
+        if (static_cast<size_t>(*o.expect_gpus) != working)
+            f.raise(FindingStatus::kFail,
+                    fmt::format("{} working GPU(s), {} expected", working, *o.expect_gpus));
     }
     f.raise(FindingStatus::kPass, fmt::format("{} GPU(s) answer through NVML", count));
 }

@@ -28,7 +28,11 @@ void check_ecc(const Snapshot& s, const RuleOptions&, Finding& f) {
             f.raise(FindingStatus::kWarn,
                     fmt::format("GPU {}: the ECC mode changes at the next reboot", g->index));
         }
-        const uint64_t* vol = read.get(*g, g->ecc.volatile_uncorrected);
+        // With ECC off the counters are not supported: the GPU is still judged (on the mode).
+        const uint64_t* vol = g->ecc.volatile_uncorrected.get();
+        if (g->ecc.volatile_uncorrected.is_failed() &&
+            g->ecc.volatile_uncorrected.status().code() != Errc::kUnsupported)
+            read.get(*g, g->ecc.volatile_uncorrected);  // an error: report it
         const uint64_t* agg = g->ecc.aggregate_uncorrected.get();
         if (vol) line += fmt::format(", uncorrectable since driver load {}", *vol);
         if (agg) line += fmt::format(", lifetime {}", *agg);

@@ -19,9 +19,9 @@ void check_nvlink(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (!n) return;
     const auto gpus = answering_gpus(*n);
     if (gpus.size() < 2) {
-        f.raise(FindingStatus::kSkip,
-                n->gpus.size() < 2 ? "one GPU: NVLink carries no GPU-to-GPU traffic here"
-                                   : "fewer than two GPUs answer: no GPU pairs to link");
+        f.raise(FindingStatus::kSkip, n->gpus.size() < 2
+                                          ? "one GPU: NVLink carries no GPU-to-GPU traffic here"
+                                          : "fewer than two GPUs answer: no GPU pairs to link");
         for (const auto* g : gpus)
             if (g->nvlinks.is_known()) {
                 int up = 0;
@@ -100,7 +100,9 @@ void check_p2p_topology(const Snapshot& s, const RuleOptions&, Finding& f) {
     std::map<std::string, std::vector<std::string>> by_label;
     for (size_t i = 0; i < m.gpus.size(); ++i)
         for (size_t j = i + 1; j < m.gpus.size(); ++j) {
-            if (n->gpus[i].lost || n->gpus[j].lost) continue;
+            if (n->gpus[i].lost || n->gpus[j].lost || !n->gpus[i].unreachable.empty() ||
+                !n->gpus[j].unreachable.empty())
+                continue;
             by_label[m.gpu_gpu[i][j].label].push_back(fmt::format("{}-{}", i, j));
         }
     bool fast = false;

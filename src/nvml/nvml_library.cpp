@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <initializer_list>
 
+#include "core/text.h"
+
 namespace trainrig::nvml {
 
 namespace {
@@ -104,23 +106,27 @@ Result<Library> Library::open(const std::string& path) {
         const char* why = dlerror();
         const bool missing = why && std::string_view(why).find("No such file") != std::string::npos;
         if (missing)
-            return Status{Errc::kNotFound,
-                          fmt::format("{} was not found by the dynamic loader", path)};
+            return Status{Errc::kNotFound, sanitize_text(fmt::format(
+                                               "{} was not found by the dynamic loader", path))};
         return Status{Errc::kInvalidInput,
-                      fmt::format("{} could not be loaded: {}", path, why ? why : "dlopen failed")};
+                      sanitize_text(fmt::format("{} could not be loaded: {}", path,
+                                                why ? why : "dlopen failed"))};
     }
     Library lib;
     lib.handle_ = handle;
-    lib.path_ = path;
+    lib.path_ = sanitize_text(path);
     resolve_all(handle, lib.fn_);
+    lib.fn_.nvlink_remote_pci_info_is_v1 = lib.fn_.device_get_nvlink_remote_pci_info &&
+                                           !dlsym(handle, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
     if (!lib.fn_.init || !lib.fn_.shutdown || !lib.fn_.device_get_count ||
         !lib.fn_.device_get_handle_by_index)
         return Status{Errc::kInvalidInput,
-                      fmt::format("{} is not an NVML library (it exports no nvmlInit, "
-                                  "nvmlShutdown, nvmlDeviceGetCount or nvmlDeviceGetHandleByIndex)",
-                                  path)};
+                      sanitize_text(fmt::format(
+                          "{} is not an NVML library (it exports no nvmlInit, nvmlShutdown, "
+                          "nvmlDeviceGetCount or nvmlDeviceGetHandleByIndex)",
+                          path))};
     if (Dl_info info{}; dladdr(reinterpret_cast<void*>(lib.fn_.init), &info) && info.dli_fname)
-        lib.path_ = info.dli_fname;
+        lib.path_ = sanitize_text(info.dli_fname);
     return lib;
 }
 

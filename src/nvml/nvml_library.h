@@ -59,6 +59,9 @@ struct Functions {
     DeviceRegisterEventsFn device_register_events = nullptr;
     EventSetWaitFn event_set_wait = nullptr;
     EventSetFreeFn event_set_free = nullptr;
+    // The unversioned nvmlDeviceGetNvLinkRemotePciInfo fills the original, shorter
+    // nvmlPciInfo_t: its bus id is in busIdLegacy's place, and busId holds reserved words.
+    bool nvlink_remote_pci_info_is_v1 = false;
 };
 
 // The library name dlopen looks for: the driver installs it with the SONAME below.

@@ -58,6 +58,7 @@ public:
     Fact<std::string> system_string(const char* name, SystemGetStringFn fn, unsigned size) {
         std::vector<char> buf(size + 1, '\0');
         Return r = call(name, -1, fn, buf.data(), size);
+        buf[size] = '\0';
         return fact<std::string>(name, r, sanitize_text(buf.data()));
     }
 
@@ -247,9 +248,7 @@ void Reader::read_nvlinks(NvmlGpu& g, Device d) {
                              f.device_get_nvlink_remote_pci_info, d, link, &pci);
             pci.busId[sizeof pci.busId - 1] = '\0';
             pci.busIdLegacy[sizeof pci.busIdLegacy - 1] = '\0';
-            // The unversioned fallback fills the original, shorter struct: its bus id lands in
-            // busIdLegacy and busId stays empty.
-            const char* bus = pci.busId[0] ? pci.busId : pci.busIdLegacy;
+            const char* bus = f.nvlink_remote_pci_info_is_v1 ? pci.busIdLegacy : pci.busId;
             l.remote_bus_id = fact<std::string>("nvmlDeviceGetNvLinkRemotePciInfo", pr,
                                                 normalize_bus_id(bus), &g);
             int type = 0;
@@ -321,7 +320,7 @@ Fact<NvmlFacts> Reader::read() {
                 r = call("nvmlDeviceGetTopologyCommonAncestor", p.a,
                          f.device_get_topology_common_ancestor, handles[a], handles[b], &level);
                 p.level = fact<std::string>("nvmlDeviceGetTopologyCommonAncestor", r,
-                                            topology_level_name(level));
+                                            topology_level_name(level), &out.gpus[a]);
             }
             out.pairs.push_back(std::move(p));
         }

@@ -61,10 +61,10 @@ void probe_libraries(SoftwareStack& s, std::chrono::milliseconds deadline) {
             if (auto v = load_version(
                     {"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"},
                     "cudaRuntimeGetVersion"))
-                j["cudart"] = {{"version", v->version}, {"library", v->library}};
+                j["cudart"] = {{"version", v->version}, {"library", sanitize_text(v->library)}};
             ch.step("ncclGetVersion");
             if (auto v = load_version({"libnccl.so.2", "libnccl.so"}, "ncclGetVersion"))
-                j["nccl"] = {{"version", v->version}, {"library", v->library}};
+                j["nccl"] = {{"version", v->version}, {"library", sanitize_text(v->library)}};
             ch.out() = j.dump();
         },
         deadline, "the CUDA runtime and NCCL libraries");

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <stdexcept>
 #include <thread>
 
 namespace trainrig {
@@ -73,6 +74,13 @@ TEST(RunIsolated, CrashIsReportedWithTheStep) {
     ASSERT_FALSE(r);
     EXPECT_NE(r.status().message().find("NVML crashed"), std::string::npos);
     EXPECT_NE(r.status().message().find("in nvmlInit"), std::string::npos);
+}
+
+TEST(RunIsolated, AnExceptionInTheChildStaysInTheChild) {
+    auto r = run_isolated([](IsolatedChannel&) { throw std::runtime_error("boom"); }, 5s, "NVML");
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.status().message().find("NVML crashed (exit 4)"), std::string::npos)
+        << r.status().message();
 }
 
 }  // namespace

@@ -10,6 +10,19 @@
 namespace trainrig::test {
 namespace {
 
+// The bar is for a release build; AddressSanitizer makes every probe several times slower.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 std::string fault(const std::string& name) { return fake_nvml("faults/" + name); }
 
 std::string status(const json& doc, const std::string& id) { return finding(doc, id)["status"]; }
@@ -149,7 +162,7 @@ TEST(GpuDoctor, EightGpusJudgedWellUnderASecond) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(r.rc, 0) << r.err;
     RecordProperty("seconds", std::to_string(seconds));
-    EXPECT_LT(seconds, 1.0);
+    EXPECT_LT(seconds, kSanitized ? 10.0 : 1.0);
 }
 
 TEST(GpuDoctor, SnapshotCarriesTheGpuFacts) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "doctor/finding.h"
+#include "doctor/rule.h"
 #include "hw/nvidia_gpus.h"
 #include "snapshot/snapshot.h"
 
@@ -18,6 +19,10 @@ namespace trainrig {
 // The skip reason for a rule that judges NVML facts: no driver, not probed, or no GPU. nullopt
 // when the facts are there, or when NVML failed (the rule then reports the error).
 std::optional<std::string> nvml_skip_reason(const Snapshot& s);
+// The same, in the shape of Rule::applies: every gpu.* rule uses it.
+inline std::optional<std::string> nvml_rule_skip(const Snapshot& s, const RuleOptions&) {
+    return nvml_skip_reason(s);
+}
 
 // The NVML facts, or nullptr after marking the finding `error` with why they are missing.
 const NvmlFacts* need_nvml(const Snapshot& s, Finding& f);

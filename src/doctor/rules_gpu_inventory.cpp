@@ -192,10 +192,6 @@ void check_cpu_affinity(const Snapshot& s, const RuleOptions&, Finding& f) {
     f.raise(FindingStatus::kPass, fmt::format("{} GPU(s) have a NUMA-local CPU set", judged));
 }
 
-std::optional<std::string> skip(const Snapshot& s, const RuleOptions&) {
-    return nvml_skip_reason(s);
-}
-
 }  // namespace
 
 std::vector<Rule> gpu_inventory_rules() {
@@ -203,22 +199,22 @@ std::vector<Rule> gpu_inventory_rules() {
         {"gpu.count",
          "GPUs the driver answers for, against the PCI bus and --expect-gpus",
          {"training-machine article §5.1 (GPU fallen off the bus)"},
-         skip,
+         nvml_rule_skip,
          check_count},
         {"gpu.uniform",
          "All GPUs of one model and memory size",
          {"training-machine article §2.1"},
-         skip,
+         nvml_rule_skip,
          check_uniform},
         {"gpu.persistence",
          "Persistence mode keeps the driver initialised",
          {"NVIDIA Driver Persistence documentation (nvidia-persistenced)"},
-         skip,
+         nvml_rule_skip,
          check_persistence},
         {"gpu.cpu-affinity",
          "Each GPU's NUMA-local CPUs, as the driver reports them",
          {"training-machine article §2.3, §5.1 (curves out of step: NUMA binding lost)"},
-         skip,
+         nvml_rule_skip,
          check_cpu_affinity},
     };
 }

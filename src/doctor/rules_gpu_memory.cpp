@@ -135,10 +135,6 @@ void check_retired_pages(const Snapshot& s, const RuleOptions&, Finding& f) {
     f.raise(FindingStatus::kPass, fmt::format("no pending page retirement on {} GPU(s)", judged));
 }
 
-std::optional<std::string> skip(const Snapshot& s, const RuleOptions&) {
-    return nvml_skip_reason(s);
-}
-
 }  // namespace
 
 std::vector<Rule> gpu_memory_rules() {
@@ -146,17 +142,17 @@ std::vector<Rule> gpu_memory_rules() {
         {"gpu.ecc",
          "ECC on and no uncorrectable memory errors",
          {"training-machine article §5.1", "NVIDIA Xid catalog (48, 94, 95)"},
-         skip,
+         nvml_rule_skip,
          check_ecc},
         {"gpu.remapped-rows",
          "No pending or failed row remapping",
          {"NVIDIA GPU Memory Error Management (row remapping)", "Xid 63, 64"},
-         skip,
+         nvml_rule_skip,
          check_remapped_rows},
         {"gpu.retired-pages",
          "No pending page retirement",
          {"NVIDIA Dynamic Page Retirement documentation"},
-         skip,
+         nvml_rule_skip,
          check_retired_pages},
     };
 }

@@ -135,10 +135,6 @@ void check_p2p_topology(const Snapshot& s, const RuleOptions&, Finding& f) {
                   "CPU");
 }
 
-std::optional<std::string> skip(const Snapshot& s, const RuleOptions&) {
-    return nvml_skip_reason(s);
-}
-
 }  // namespace
 
 std::vector<Rule> gpu_nvlink_rules() {
@@ -146,12 +142,12 @@ std::vector<Rule> gpu_nvlink_rules() {
         {"gpu.nvlink",
          "NVLink links this SKU should have are up",
          {"training-machine article §2.2", "NVIDIA DCGM NVLink health (issues with PCIe parts)"},
-         skip,
+         nvml_rule_skip,
          check_nvlink},
         {"gpu.p2p-topology",
          "No GPU pair crosses the CPU interconnect while others have a direct path",
          {"training-machine article §2.2, §2.3", "nvidia-smi topo -m"},
-         skip,
+         nvml_rule_skip,
          check_p2p_topology},
     };
 }

@@ -102,10 +102,6 @@ void check_pcie_replay(const Snapshot& s, const RuleOptions&, Finding& f) {
             fmt::format("PCIe replay rate within DCGM's limit on {} GPU(s)", judged));
 }
 
-std::optional<std::string> skip(const Snapshot& s, const RuleOptions&) {
-    return nvml_skip_reason(s);
-}
-
 }  // namespace
 
 std::vector<Rule> gpu_pcie_rules() {
@@ -113,12 +109,12 @@ std::vector<Rule> gpu_pcie_rules() {
         {"gpu.pcie-link",
          "GPU PCIe link at the generation and width the GPU and slot support",
          {"training-machine article §2.3 (x16 per GPU), §5.1"},
-         skip,
+         nvml_rule_skip,
          check_pcie_link},
         {"gpu.pcie-replay",
          "PCIe replay rate within DCGM's per-lane limit",
          {"NVIDIA DCGM health watch (PCIe replay rate)"},
-         skip,
+         nvml_rule_skip,
          check_pcie_replay},
     };
 }

@@ -126,10 +126,6 @@ void check_clock_events(const Snapshot& s, const RuleOptions&, Finding& f) {
             fmt::format("no thermal, power or hardware clock limits on {} GPU(s)", judged));
 }
 
-std::optional<std::string> skip(const Snapshot& s, const RuleOptions&) {
-    return nvml_skip_reason(s);
-}
-
 }  // namespace
 
 std::vector<Rule> gpu_thermal_rules() {
@@ -137,12 +133,12 @@ std::vector<Rule> gpu_thermal_rules() {
         {"gpu.temperature",
          "GPU temperature with a margin to slowdown",
          {"training-machine article §3.1 (air conditioner failure), §5.2"},
-         skip,
+         nvml_rule_skip,
          check_temperature},
         {"gpu.clock-events",
          "Nothing but idle holds the GPU clocks down",
          {"NVML nvmlClocksEventReasons", "training-machine article §3.1"},
-         skip,
+         nvml_rule_skip,
          check_clock_events},
     };
 }

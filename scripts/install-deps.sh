@@ -9,6 +9,7 @@ packages=(
     nlohmann-json3-dev            # snapshot and report JSON
     libcli11-dev                  # command line
     libfmt-dev                    # formatting
+    libtomlplusplus-dev           # plan's hardware catalog files (TOML)
     libgtest-dev libgmock-dev     # unit and integration tests
     libbenchmark-dev              # microbenchmarks
     clang libclang-rt-14-dev      # libFuzzer harnesses

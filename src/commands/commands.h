@@ -10,5 +10,6 @@ namespace trainrig {
 std::unique_ptr<Command> make_doctor_command();
 std::unique_ptr<Command> make_collect_command();
 std::unique_ptr<Command> make_topo_command();
+std::unique_ptr<Command> make_plan_command();
 
 }  // namespace trainrig

@@ -1,0 +1,44 @@
+// Every number `plan` prints is a Step: what it is, the formula, the formula with this job's
+// numbers substituted, the value, and where the formula comes from. `--explain` prints them in
+// the order they were derived; JSON carries them under "derivation".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainrig::plan {
+
+struct Step {
+    std::string id;           // "memory.activations" — the JSON path of the value it explains
+    std::string what;         // "activations per GPU"
+    std::string formula;      // "L/pp x act_layer x in_flight + logits"
+    std::string substituted;  // "40 x 1.07 GB x 1 + 2.1 GB"
+    double value = 0;
+    std::string unit;    // "bytes", "FLOP", "s", "params", "B/s"
+    std::string source;  // "Korthikanti et al. 2022 (arXiv:2205.05198) §4"
+};
+
+class Derivation {
+public:
+    double add(std::string id, std::string what, std::string formula, std::string substituted,
+               double value, std::string unit, std::string source) {
+        steps_.push_back({std::move(id), std::move(what), std::move(formula),
+                          std::move(substituted), value, std::move(unit), std::move(source)});
+        return value;
+    }
+    const std::vector<Step>& steps() const { return steps_; }
+
+private:
+    std::vector<Step> steps_;
+};
+
+// Short human forms for substituted formulas: "6.74e9", "4096", "1.07 GB".
+std::string num(double v);
+std::string grouped(int64_t v);        // "13,015,864,320"
+std::string gb(double bytes);          // decimal GB, 3 significant digits
+std::string gib(double bytes);         // binary GiB
+std::string seconds(double s);         // "43.1 ms", "2.41 s", "3.2 h", "12.5 d"
+std::string rate(double bytes_per_s);  // "230 GB/s"
+
+}  // namespace trainrig::plan

@@ -1,0 +1,275 @@
+#include "plan/plan_inputs.h"
+
+#include <fmt/format.h>
+
+#include "core/text.h"
+#include "core/user_file.h"
+#include "plan/hf_config.h"
+#include "plan/model_catalog.h"
+#include "plan/quantities.h"
+
+namespace trainrig::plan {
+
+namespace {
+
+Status invalid(std::string message, std::string next = {}) {
+    return {Errc::kInvalidInput, std::move(message), std::move(next)};
+}
+
+template <class E>
+Result<E> pick(const std::string& value, const char* option,
+               std::initializer_list<std::pair<const char*, E>> choices) {
+    std::string names;
+    for (const auto& [name, e] : choices) {
+        if (value == name) return e;
+        names += (names.empty() ? "" : ", ") + std::string(name);
+    }
+    return invalid(fmt::format("{} \"{}\" is not one of {}", option, value, names));
+}
+
+Result<bool> on_off(const std::string& value, const char* option) {
+    return pick<bool>(value, option, {{"on", true}, {"off", false}});
+}
+
+}  // namespace
+
+Result<LoraTargets> parse_lora_targets(const std::string& text) {
+    LoraTargets t{false, false, false, false, false, false, false};
+    for (auto part : split(text, ',')) {
+        part = trim(part);
+        if (part == "all") {
+            t = {true, true, true, true, true, true, true};
+        } else if (part == "q" || part == "q_proj") {
+            t.q = true;
+        } else if (part == "k" || part == "k_proj") {
+            t.k = true;
+        } else if (part == "v" || part == "v_proj") {
+            t.v = true;
+        } else if (part == "o" || part == "o_proj") {
+            t.o = true;
+        } else if (part == "gate" || part == "gate_proj") {
+            t.gate = true;
+        } else if (part == "up" || part == "up_proj") {
+            t.up = true;
+        } else if (part == "down" || part == "down_proj") {
+            t.down = true;
+        } else {
+            return invalid(
+                fmt::format("--lora-targets: \"{}\" is not a projection (q, k, v, o, "
+                            "gate, up, down or all)",
+                            part));
+        }
+    }
+    return t;
+}
+
+Result<ModelSpec> resolve_model(const PlanOptions& o) {
+    if (o.model && o.model_config) return invalid("give --model or --model-config, not both");
+    ModelSpec m;
+    if (o.model) {
+        auto found = find_model(*o.model);
+        if (!found)
+            return invalid(fmt::format("unknown model \"{}\" (known: {})", *o.model, model_ids()),
+                           "or give --model-config PATH with a Hugging Face config.json");
+        m = *found;
+    } else if (o.model_config) {
+        auto text = read_user_file(*o.model_config, "--model-config", 1u << 20);
+        if (!text) return text.status();
+        auto read = model_from_hf_config(*text, *o.model_config);
+        if (!read) return read.status();
+        m = *read;
+    } else {
+        if (!o.layers || !o.hidden || !o.heads || !o.vocab)
+            return invalid(
+                "no model: give --model ID, --model-config PATH, or at least "
+                "--layers, --hidden, --heads and --vocab");
+        m.id = "custom";
+        m.name = "custom model";
+        m.source = "command line";
+        m.ffn = 4LL * *o.hidden;
+        m.ffn_type = FfnType::kGelu;
+        m.norm = NormType::kLayerNorm;
+    }
+    // Explicit flags override whatever the catalog or file said.
+    const bool heads_changed = o.heads.has_value() || o.hidden.has_value();
+    const int old_heads = m.heads;
+    if (o.layers) m.layers = *o.layers;
+    if (o.hidden) m.hidden = *o.hidden;
+    if (o.heads) m.heads = *o.heads;
+    if (o.kv_heads)
+        m.kv_heads = *o.kv_heads;
+    else if (m.kv_heads == 0 || m.kv_heads == old_heads)
+        m.kv_heads = m.heads;  // multi-head attention stays multi-head
+    if (o.ffn) m.ffn = *o.ffn;
+    if (o.vocab) m.vocab = *o.vocab;
+    if (o.max_positions) m.max_positions = *o.max_positions;
+    if (o.tied) m.tied_embeddings = *o.tied;
+    if (o.ffn_type) {
+        auto t = pick<FfnType>(*o.ffn_type, "--ffn-type",
+                               {{"gelu", FfnType::kGelu}, {"swiglu", FfnType::kSwiglu}});
+        if (!t) return t.status();
+        m.ffn_type = *t;
+    }
+    if (heads_changed || m.head_dim == 0) {
+        if (m.heads <= 0 || m.hidden % m.heads != 0)
+            return invalid(
+                fmt::format("--heads {} does not divide --hidden {}", m.heads, m.hidden));
+        m.head_dim = m.hidden / m.heads;
+    }
+    if (o.layers || o.hidden || o.heads || o.kv_heads || o.ffn || o.vocab || o.ffn_type || o.tied)
+        m.published_params = 0;  // no longer the published architecture
+    TRAINRIG_TRY(validate_model(m, o.model          ? *o.model
+                                   : o.model_config ? *o.model_config
+                                                    : "model flags"));
+    return m;
+}
+
+Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
+    PlanInputs in;
+    auto model = resolve_model(o);
+    if (!model) return model.status();
+    in.model = *model;
+
+    in.catalog = builtin_hardware();
+    for (const auto& path : o.catalogs) {
+        auto text = read_user_file(path, "--catalog", 1u << 20);
+        if (!text) return text.status();
+        TRAINRIG_TRY(merge_hardware_toml(in.catalog, *text, path));
+    }
+
+    JobSpec& j = in.job;
+    auto mode = pick<Mode>(o.mode, "--mode",
+                           {{"pretrain", Mode::kPretrain},
+                            {"full", Mode::kFull},
+                            {"lora", Mode::kLora},
+                            {"qlora", Mode::kQlora}});
+    if (!mode) return mode.status();
+    j.mode = *mode;
+    auto precision = pick<Precision>(o.precision, "--precision",
+                                     {{"fp32", Precision::kFp32},
+                                      {"tf32", Precision::kTf32},
+                                      {"bf16", Precision::kBf16},
+                                      {"fp16", Precision::kFp16},
+                                      {"fp8", Precision::kFp8}});
+    if (!precision) return precision.status();
+    j.precision = *precision;
+    auto optimizer = pick<Optimizer>(o.optimizer, "--optimizer",
+                                     {{"adamw", Optimizer::kAdamW},
+                                      {"adam8bit", Optimizer::kAdam8bit},
+                                      {"sgd", Optimizer::kSgdMomentum}});
+    if (!optimizer) return optimizer.status();
+    j.optimizer = *optimizer;
+    auto recompute = pick<Recompute>(o.recompute, "--recompute",
+                                     {{"none", Recompute::kNone},
+                                      {"selective", Recompute::kSelective},
+                                      {"full", Recompute::kFull}});
+    if (!recompute) return recompute.status();
+    j.recompute = *recompute;
+    auto convention = pick<Convention>(o.convention, "--convention",
+                                       {{"zero", Convention::kZero},
+                                        {"megatron", Convention::kMegatron},
+                                        {"deepspeed", Convention::kDeepSpeed}});
+    if (!convention) return convention.status();
+    j.convention = *convention;
+    auto flash = on_off(o.flash_attention, "--flash-attention");
+    if (!flash) return flash.status();
+    j.flash_attention = *flash;
+    if (o.sequence_parallel) {
+        auto sp = on_off(*o.sequence_parallel, "--sequence-parallel");
+        if (!sp) return sp.status();
+        j.sequence_parallel = *sp;
+    }
+    if (o.zero && (*o.zero < 0 || *o.zero > 3))
+        return invalid(fmt::format("--zero {} is not a stage 0-3", *o.zero));
+    j.tp = o.tp;
+    j.pp = o.pp;
+    j.micro_batch = o.micro_batch;
+    j.lora_rank = o.lora_rank;
+    if (o.lora_targets) {
+        auto targets = parse_lora_targets(*o.lora_targets);
+        if (!targets) return targets.status();
+        j.lora_targets = *targets;
+    }
+    j.seq = o.seq.value_or(
+        in.model.max_positions > 0 ? std::min<int64_t>(in.model.max_positions, 4096) : 2048);
+    if (o.mfu) j.mfu = *o.mfu;
+    if (o.global_batch && o.grad_accum)
+        return invalid("give --global-batch or --grad-accum, not both");
+    if (o.grad_accum) j.grad_accum = *o.grad_accum;
+
+    if (o.tokens && o.dataset_tokens)
+        return invalid("give --tokens or --dataset-tokens with --epochs, not both");
+    if (o.tokens) {
+        auto v = parse_count(*o.tokens);
+        if (!v)
+            return invalid(
+                fmt::format("--tokens \"{}\" is not a count such as 2e9 or 2B", *o.tokens));
+        j.tokens = *v;
+    } else if (o.dataset_tokens) {
+        auto v = parse_count(*o.dataset_tokens);
+        if (!v)
+            return invalid(fmt::format("--dataset-tokens \"{}\" is not a count such as 500M",
+                                       *o.dataset_tokens));
+        if (o.epochs && *o.epochs <= 0)
+            return invalid(fmt::format("--epochs {} must be positive", *o.epochs));
+        j.tokens = *v * o.epochs.value_or(1.0);
+    } else if (o.epochs) {
+        return invalid("--epochs needs --dataset-tokens");
+    }
+
+    SearchRequest& s = in.search;
+    if (o.target_tokens_per_s) {
+        auto v = parse_count(*o.target_tokens_per_s);
+        if (!v || *v <= 0)
+            return invalid(fmt::format("--target-tokens-per-s \"{}\" is not a positive rate",
+                                       *o.target_tokens_per_s));
+        s.target.tokens_per_second = *v;
+    }
+    if (o.deadline) {
+        auto v = parse_duration(*o.deadline);
+        if (!v || *v <= 0)
+            return invalid(
+                fmt::format("--deadline \"{}\" is not a duration such as 72h or 3d", *o.deadline));
+        if (j.tokens <= 0)
+            return invalid(
+                "--deadline needs --tokens (or --dataset-tokens) to know how much to train");
+        s.target.deadline_seconds = *v;
+    }
+    auto rank = pick<Rank>(o.rank, "--rank", {{"cost", Rank::kCost}, {"time", Rank::kTime}});
+    if (!rank) return rank.status();
+    s.rank = *rank;
+    s.zero = o.zero;
+    s.global_batch = o.global_batch;
+    s.max_gpus = o.max_gpus;
+    if (o.max_gpus < 1) return invalid(fmt::format("--max-gpus {} must be at least 1", o.max_gpus));
+    for (int n : o.gpus)
+        if (n < 1) return invalid(fmt::format("--gpus {}: at least 1 GPU is needed", n));
+    if (o.compare && o.minimum) return invalid("give --compare or --minimum, not both");
+    if (!o.compare) {
+        if (o.gpu.size() != 1)
+            return invalid(o.gpu.empty() ? "no GPU: give --gpu ID"
+                                         : "--gpu takes one id (several only with --compare)",
+                           fmt::format("known: {}", in.catalog.gpu_ids()));
+        if (o.gpus.size() > 1)
+            return invalid("--gpus takes one count (several only with --compare)");
+        if (o.minimum && !o.gpus.empty())
+            return invalid("--minimum searches the GPU count; drop --gpus");
+    }
+    for (const auto& id : o.gpu)
+        if (!in.catalog.gpu(id))
+            return invalid(fmt::format("unknown GPU \"{}\" (known: {})", id, in.catalog.gpu_ids()),
+                           "add it with --catalog FILE");
+    s.gpu_ids = o.gpu;
+    s.counts = o.gpus.empty() ? std::vector<int>{1, 2, 4, 8, 16, 32, 64} : o.gpus;
+    s.machine.gpu = o.gpu.empty() ? std::string() : o.gpu.front();
+    s.machine.gpus = o.gpus.empty() ? 1 : o.gpus.front();
+    s.machine.gpus_per_node = o.gpus_per_node;
+    s.machine.nics_per_node = o.nics_per_node;
+    s.machine.intra = o.intra;
+    s.machine.inter = o.inter;
+    if (o.price && *o.price < 0) return invalid("--price cannot be negative");
+    s.machine.usd_per_gpu_hour = o.price;
+    return in;
+}
+
+}  // namespace trainrig::plan

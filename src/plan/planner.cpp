@@ -1,0 +1,370 @@
+#include "plan/planner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/comm_model.h"
+
+namespace trainrig::plan {
+
+namespace {
+
+constexpr const char* kNcclTests = "NVIDIA/nccl-tests doc/PERFORMANCE.md (busbw factors)";
+constexpr const char* kMegatron =
+    "Narayanan et al. 2021 (arXiv:2104.04473) §2.2 (1F1B bubble "
+    "(p-1)/m), §3 (TP: 2 all-reduces per layer each way)";
+// Achieved fraction of HBM bandwidth in a STREAM-like copy: A100 1.61/2.04, H100 2.90/3.35,
+// H200 4.01/4.8 TB/s (Azure AI-benchmarking-guide) — 0.79 to 0.87.
+constexpr double kHbmEfficiency = 0.8;
+
+bool is_lora(const JobSpec& j) { return j.mode == Mode::kLora || j.mode == Mode::kQlora; }
+
+Status invalid(std::string message) { return {Errc::kInvalidInput, std::move(message)}; }
+
+}  // namespace
+
+Status validate_job(const ModelSpec& m, const JobSpec& j, const Machine& machine) {
+    if (machine.gpus < 1)
+        return invalid(fmt::format("--gpus is {}; at least 1 GPU is needed", machine.gpus));
+    if (machine.gpus_per_node < 1)
+        return invalid(
+            fmt::format("--gpus-per-node is {}; it must be at least 1", machine.gpus_per_node));
+    if (j.tp < 1 || j.pp < 1)
+        return invalid(
+            fmt::format("TP {} x PP {}: parallel degrees must be at least 1", j.tp, j.pp));
+    if (machine.gpus % (j.tp * j.pp) != 0)
+        return invalid(
+            fmt::format("{} GPUs cannot be split into TP {} x PP {} = {} GPU model "
+                        "replicas; --gpus must be a multiple of TP x PP",
+                        machine.gpus, j.tp, j.pp, j.tp * j.pp));
+    if (m.heads % j.tp != 0)
+        return invalid(
+            fmt::format("TP {} does not divide the {} attention heads of {}", j.tp, m.heads, m.id));
+    if (m.kv_heads % j.tp != 0)
+        return invalid(
+            fmt::format("TP {} does not divide the {} key/value heads of {} "
+                        "(Megatron-LM requires it)",
+                        j.tp, m.kv_heads, m.id));
+    if (j.pp > m.layers)
+        return invalid(fmt::format("PP {} is more pipeline stages than the {} layers of {}", j.pp,
+                                   m.layers, m.id));
+    if (j.zero < 0 || j.zero > 3)
+        return invalid(fmt::format("--zero {} is not a stage 0-3", j.zero));
+    if (j.micro_batch < 1)
+        return invalid(fmt::format("--micro-batch is {}; it must be at least 1", j.micro_batch));
+    if (j.grad_accum < 1)
+        return invalid(
+            fmt::format("gradient accumulation is {}; it must be at least 1", j.grad_accum));
+    if (j.seq < 1) return invalid(fmt::format("--seq is {}; it must be at least 1", j.seq));
+    if (!(j.mfu > 0 && j.mfu <= 1))
+        return invalid(fmt::format("--mfu {} is not a fraction in (0, 1]", j.mfu));
+    if (j.tokens < 0) return invalid("--tokens cannot be negative");
+    if (peak_flops(machine.gpu, j.precision) <= 0)
+        return invalid(fmt::format("{} has no {} tensor-core throughput in the catalog",
+                                   machine.gpu.name, precision_name(j.precision)));
+    if (is_lora(j)) {
+        if (j.lora_rank < 1)
+            return invalid(fmt::format("--lora-rank {} must be at least 1", j.lora_rank));
+        if (j.lora_targets.gate && m.ffn_type != FfnType::kSwiglu)
+            return invalid(
+                fmt::format("LoRA target gate: {} has a GELU MLP without a gate "
+                            "projection",
+                            m.id));
+        if (lora_params(m, j.lora_rank, j.lora_targets) == 0)
+            return invalid("--lora-targets names no projection");
+    }
+    if (j.convention == Convention::kDeepSpeed && (j.tp > 1 || j.pp > 1))
+        return invalid(
+            "DeepSpeed's estimators assume pure data parallelism; use --tp 1 --pp 1 "
+            "with --convention deepspeed");
+    return ok_status();
+}
+
+Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& machine,
+                       std::optional<int> zero) {
+    TRAINRIG_TRY(validate_job(m, job, machine));
+    Plan plan;
+    plan.model = m;
+    plan.job = job;
+    plan.machine = machine;
+    plan.params = count_params(m);
+    const JobSpec& j = plan.job;
+    Derivation& d = plan.derivation;
+    const ParamCounts& p = plan.params;
+    plan.dp = dp_degree(j, machine);
+    const int dp = plan.dp;
+
+    // Parameters.
+    d.add("params.total", "parameters",
+          "L x layer + token embedding + positions + output layer + final norm",
+          fmt::format(
+              "{} x {} + {} + {} + {} + {}", m.layers, num(static_cast<double>(p.per_layer)),
+              num(static_cast<double>(p.token_embedding)),
+              num(static_cast<double>(p.position_embedding)),
+              num(static_cast<double>(p.output_layer)), num(static_cast<double>(p.final_norm))),
+          static_cast<double>(p.total), "params", m.source);
+    plan.trainable = is_lora(j) ? lora_params(m, j.lora_rank, j.lora_targets) : p.total;
+    if (is_lora(j))
+        d.add("params.trainable", "trainable parameters (LoRA adapters)",
+              "L x rank x Σ(in + out) over the targeted projections",
+              fmt::format("{} x {} x ... ({})", m.layers, j.lora_rank,
+                          lora_targets_text(j.lora_targets)),
+              static_cast<double>(plan.trainable), "params", "Hu et al. 2021 (arXiv:2106.09685)");
+
+    // FLOPs.
+    plan.flops = token_flops(m, p, j, d);
+    plan.tokens_per_step =
+        static_cast<double>(global_batch(j, machine)) * static_cast<double>(j.seq);
+    plan.flops_per_step =
+        d.add("flops.per_step", "model FLOPs per step", "FLOPs per token x global batch x seq",
+              fmt::format("{} x {} x {}", num(plan.flops.model()), global_batch(j, machine), j.seq),
+              plan.flops.model() * plan.tokens_per_step, "FLOP", "PaLM App. B");
+
+    // Memory: every stage for the verdicts, then the chosen one with its derivation.
+    for (int stage = 0; stage <= 3; ++stage)
+        plan.zero_stages.push_back(memory_per_gpu(m, p, j, machine, stage, nullptr));
+    int chosen = zero.value_or(3);
+    if (!zero) {
+        plan.zero_chosen = true;
+        for (int stage = 0; stage <= 3; ++stage)
+            if (plan.zero_stages[stage].fits()) {
+                chosen = stage;
+                break;
+            }
+    }
+    plan.job.zero = chosen;
+    plan.memory = memory_per_gpu(m, p, j, machine, chosen, &d);
+
+    // Compute time per micro-step on one GPU.
+    const double peak = peak_flops(machine.gpu, j.precision);
+    const double tokens_micro = static_cast<double>(j.seq) * static_cast<double>(j.micro_batch);
+    const double per_gpu = tokens_micro / (j.tp * j.pp) / (peak * j.mfu);
+    TimePlan& t = plan.time;
+    t.forward_per_micro =
+        d.add("time.forward_per_micro", "forward time per micro-batch per GPU",
+              "forward FLOPs/token x s x b / (TP x PP) / (peak x MFU)",
+              fmt::format("{} x {} / {} / ({:.4g} TFLOP/s x {})", num(plan.flops.forward),
+                          num(tokens_micro), j.tp * j.pp, peak / 1e12, j.mfu),
+              plan.flops.forward * per_gpu, "s", machine.gpu.source);
+    t.backward_per_micro = d.add(
+        "time.backward_per_micro", "backward (+ recompute) time per micro-batch per GPU",
+        "(backward + recompute) FLOPs/token x s x b / (TP x PP) / (peak x MFU)",
+        fmt::format("({} + {}) x {} / {} / ({:.4g} TFLOP/s x {})", num(plan.flops.backward),
+                    num(plan.flops.recompute), num(tokens_micro), j.tp * j.pp, peak / 1e12, j.mfu),
+        (plan.flops.backward + plan.flops.recompute) * per_gpu, "s", machine.gpu.source);
+
+    // Tensor and pipeline parallel traffic: on the critical path.
+    CommPlan& c = plan.comm;
+    const double e = (j.precision == Precision::kFp32 || j.precision == Precision::kTf32) ? 4 : 2;
+    const double layers_per_stage = std::ceil(static_cast<double>(m.layers) / j.pp);
+    const int64_t micro_steps = j.grad_accum;
+    double tp_micro = 0, pp_micro = 0;
+    if (j.tp > 1) {
+        const GroupLink link = group_link(machine, j.tp, std::min(j.tp, machine.gpus_per_node));
+        c.tp_busbw = link.busbw;
+        c.tp_over = link.over;
+        const double per_layer = j.recompute == Recompute::kFull ? 6 : 4;
+        const double bytes = e * tokens_micro * m.hidden;
+        tp_micro = per_layer * layers_per_stage *
+                   collective_seconds(Collective::kAllReduce, bytes, j.tp, link.busbw);
+        c.tp_bytes_per_step = per_layer * layers_per_stage * bytes *
+                              busbw_factor(Collective::kAllReduce, j.tp) *
+                              static_cast<double>(micro_steps);
+        c.tp_seconds =
+            d.add("comm.tp_seconds", "tensor-parallel all-reduces per step",
+                  "micro-steps x (4, or 6 with full recompute) x L/PP x 2(t-1)/t x e·s·b·h / busbw",
+                  fmt::format("{} x {} x {} x {:.3g} x {} / {}", micro_steps, per_layer,
+                              num(layers_per_stage), busbw_factor(Collective::kAllReduce, j.tp),
+                              gb(bytes), rate(link.busbw)),
+                  tp_micro * static_cast<double>(micro_steps), "s", kMegatron);
+    }
+    if (j.pp > 1) {
+        // PP is the outermost dimension: stages sit on different nodes once TP x DP fills one.
+        const bool across =
+            j.tp * dp >= machine.gpus_per_node && machine.gpus > machine.gpus_per_node;
+        const double r = (j.sequence_parallel && j.tp > 1) ? j.tp : 1;
+        const double bytes = e * tokens_micro * m.hidden / r;
+        c.pp_bandwidth = across ? machine.nics_per_node * machine.inter.bytes_per_s *
+                                      machine.inter.efficiency / machine.gpus_per_node
+                                : machine.intra.bytes_per_s * machine.intra.efficiency;
+        c.pp_over = across ? machine.inter.id : machine.intra.id;
+        pp_micro = 2 * bytes / c.pp_bandwidth;
+        c.pp_bytes_per_step = 2 * bytes * static_cast<double>(micro_steps);
+        c.pp_seconds = d.add(
+            "comm.pp_seconds", "pipeline sends per step (activations forward, gradients back)",
+            "micro-steps x 2 x e·s·b·h/SP / bandwidth",
+            fmt::format("{} x 2 x {} / {}", micro_steps, gb(bytes), rate(c.pp_bandwidth)),
+            pp_micro * static_cast<double>(micro_steps), "s", kMegatron);
+    }
+    const double micro = t.forward_per_micro + t.backward_per_micro + tp_micro + pp_micro;
+    t.bubble = (j.pp - 1) * micro;
+    t.pipeline = d.add("time.pipeline", "forward and backward of all micro-steps, bubble included",
+                       "(micro-steps + PP - 1) x (forward + backward + TP + PP traffic)",
+                       fmt::format("({} + {} - 1) x {}", micro_steps, j.pp, seconds(micro)),
+                       (static_cast<double>(micro_steps) + j.pp - 1) * micro, "s", kMegatron);
+
+    // Data-parallel traffic, and the compute it hides under.
+    if (dp > 1) {
+        const GroupLink link =
+            group_link(machine, dp, std::max(1, std::min(dp, machine.gpus_per_node / j.tp)));
+        c.dp_busbw = link.busbw;
+        c.dp_over = link.over;
+        const double part = params_per_gpu(m, p, j);
+        const double trainable =
+            is_lora(j) ? static_cast<double>(plan.trainable) / (j.tp * j.pp) : part;
+        const StateBytes sb = state_bytes(j);
+        const double grads = trainable * sb.gradient;
+        const double weights = is_lora(j) ? plan.memory.weights * (chosen >= 3 ? dp : 1)
+                                          : part * std::min(sb.weight, 2.0);
+        auto ar = [&](double bytes) {
+            return collective_seconds(Collective::kAllReduce, bytes, dp, link.busbw);
+        };
+        auto ag = [&](double bytes) {
+            return collective_seconds(Collective::kAllGather, bytes, dp, link.busbw);
+        };
+        auto rs = [&](double bytes) {
+            return collective_seconds(Collective::kReduceScatter, bytes, dp, link.busbw);
+        };
+        const double m_steps = static_cast<double>(micro_steps);
+        const double fwd = t.forward_per_micro, bwd = t.backward_per_micro;
+        std::string formula, subst;
+        switch (chosen) {
+            case 0:
+                c.dp_seconds = ar(grads);
+                c.dp_overlap_window = bwd;
+                c.dp_exposed = std::max(0.0, c.dp_seconds - bwd);
+                c.dp_bytes_per_step = grads * busbw_factor(Collective::kAllReduce, dp);
+                formula =
+                    "all_reduce(gradients) once per step, under the last micro-step's backward";
+                subst = fmt::format("2({0}-1)/{0} x {1} / {2}", dp, gb(grads), rate(link.busbw));
+                break;
+            case 1:
+                c.dp_seconds = rs(grads) + ag(weights);
+                c.dp_overlap_window = bwd;
+                c.dp_exposed = std::max(0.0, rs(grads) - bwd) + ag(weights);
+                c.dp_bytes_per_step = (grads + weights) * busbw_factor(Collective::kAllGather, dp);
+                formula =
+                    "reduce_scatter(gradients) under the last backward + all_gather(weights) after "
+                    "the step";
+                subst = fmt::format("({0}-1)/{0} x ({1} + {2}) / {3}", dp, gb(grads), gb(weights),
+                                    rate(link.busbw));
+                break;
+            case 2:
+                c.dp_seconds = m_steps * rs(grads) + ag(weights);
+                c.dp_overlap_window = m_steps * bwd;
+                c.dp_exposed = m_steps * std::max(0.0, rs(grads) - bwd) + ag(weights);
+                c.dp_bytes_per_step =
+                    (m_steps * grads + weights) * busbw_factor(Collective::kAllGather, dp);
+                formula =
+                    "reduce_scatter(gradients) every micro-step under its backward + "
+                    "all_gather(weights) after the step";
+                subst = fmt::format("({0}-1)/{0} x ({1} x {2} + {3}) / {4}", dp, micro_steps,
+                                    gb(grads), gb(weights), rate(link.busbw));
+                break;
+            default:
+                c.dp_seconds = m_steps * (2 * ag(weights) + rs(grads));
+                c.dp_overlap_window = m_steps * (fwd + bwd);
+                c.dp_exposed = m_steps * (std::max(0.0, ag(weights) - fwd) +
+                                          std::max(0.0, ag(weights) + rs(grads) - bwd));
+                c.dp_bytes_per_step =
+                    m_steps * (2 * weights + grads) * busbw_factor(Collective::kAllGather, dp);
+                formula =
+                    "every micro-step: all_gather(weights) under forward, all_gather(weights) + "
+                    "reduce_scatter(gradients) under backward";
+                subst = fmt::format("{0} x ({1}-1)/{1} x (2 x {2} + {3}) / {4}", micro_steps, dp,
+                                    gb(weights), gb(grads), rate(link.busbw));
+        }
+        d.add("comm.dp_seconds",
+              fmt::format("data-parallel traffic per step (ZeRO-{}, {} ranks over {})", chosen, dp,
+                          link.over),
+              formula, subst, c.dp_seconds, "s",
+              std::string(kNcclTests) + "; ZeRO paper §7 (2Ψ, 3Ψ for stage 3)");
+        d.add("comm.dp_exposed", "data-parallel time that does not hide under compute",
+              "Σ max(0, traffic - compute it overlaps)",
+              fmt::format("{} traffic vs {} compute", seconds(c.dp_seconds),
+                          seconds(c.dp_overlap_window)),
+              c.dp_exposed, "s",
+              "PyTorch DDP / FSDP overlap communication with backward (and forward for prefetch)");
+    }
+
+    // Optimizer step: streams the local optimizer shard through HBM once.
+    {
+        const StateBytes sb = state_bytes(j);
+        const double local =
+            static_cast<double>(plan.trainable) / (j.tp * j.pp) / (chosen >= 1 ? dp : 1);
+        const double per_param =
+            sb.gradient + 2 * sb.optimizer + (sb.optimizer > 0 && sb.weight < 4 ? sb.weight : 0);
+        const double bw = machine.gpu.hbm_bytes_per_s * kHbmEfficiency;
+        t.optimizer =
+            d.add("time.optimizer", "optimizer step (memory-bound)",
+                  "local params x (read gradient + read/write states + write weight) / (HBM x 0.8)",
+                  fmt::format("{} x {} B / {}", num(local), num(per_param), rate(bw)),
+                  local * per_param / bw, "s",
+                  "HBM efficiency 0.79-0.87 in STREAM-like copies (Azure AI-benchmarking-guide)");
+    }
+
+    t.step = d.add("time.step", "step time", "pipeline + exposed DP traffic + optimizer",
+                   fmt::format("{} + {} + {}", seconds(t.pipeline), seconds(c.dp_exposed),
+                               seconds(t.optimizer)),
+                   t.pipeline + c.dp_exposed + t.optimizer, "s", "sum of the above");
+    t.tokens_per_second =
+        d.add("time.tokens_per_second", "training throughput", "global batch x seq / step",
+              fmt::format("{} / {}", num(plan.tokens_per_step), seconds(t.step)),
+              plan.tokens_per_step / t.step, "tokens/s", "definition");
+    t.mfu = d.add("time.mfu", "end-to-end MFU", "model FLOPs per step / (step x GPUs x peak)",
+                  fmt::format("{} / ({} x {} x {:.4g} TFLOP/s)", num(plan.flops_per_step),
+                              seconds(t.step), machine.gpus, peak / 1e12),
+                  plan.flops_per_step / (t.step * machine.gpus * peak), "ratio",
+                  "PaLM App. B (MFU excludes recomputation)");
+    if (j.tokens > 0) {
+        t.steps = std::ceil(j.tokens / plan.tokens_per_step);
+        t.seconds =
+            d.add("time.train_seconds", "time to train", "ceil(tokens / tokens per step) x step",
+                  fmt::format("{} x {}", num(t.steps), seconds(t.step)), t.steps * t.step, "s",
+                  "definition");
+        t.gpu_hours = d.add("time.gpu_hours", "GPU-hours", "GPUs x time",
+                            fmt::format("{} x {}", machine.gpus, seconds(t.seconds)),
+                            machine.gpus * t.seconds / 3600, "GPU-h", "definition");
+        t.energy_kwh =
+            d.add("time.energy_kwh", "GPU energy (board power at TDP)", "GPU-hours x TDP",
+                  fmt::format("{:.4g} x {} W", t.gpu_hours, machine.gpu.tdp_watts),
+                  t.gpu_hours * machine.gpu.tdp_watts / 1000, "kWh", machine.gpu.source);
+        if (machine.gpu.usd_per_gpu_hour > 0)
+            t.cost_usd =
+                d.add("time.cost_usd", "cost", "GPU-hours x price",
+                      fmt::format("{:.4g} x ${:.2f}", t.gpu_hours, machine.gpu.usd_per_gpu_hour),
+                      t.gpu_hours * machine.gpu.usd_per_gpu_hour, "USD", machine.gpu.price_source);
+    }
+
+    // What the numbers rest on, when it is shaky.
+    if (m.max_positions > 0 && j.seq > m.max_positions)
+        plan.warnings.push_back(
+            fmt::format("sequence length {} exceeds the {} positions {} was trained with", j.seq,
+                        m.max_positions, m.id));
+    if (j.tp > machine.gpus_per_node)
+        plan.warnings.push_back(
+            fmt::format("TP {} spans nodes ({} GPUs per node): tensor parallelism "
+                        "belongs inside a node",
+                        j.tp, machine.gpus_per_node));
+    if (!plan.memory.fits())
+        plan.warnings.push_back(fmt::format("ZeRO-{} needs {} per GPU; the {} has {}", chosen,
+                                            gib(plan.memory.total()), machine.gpu.name,
+                                            gib(plan.memory.capacity)));
+    else if (plan.memory.headroom() < 0.05 * plan.memory.capacity)
+        plan.warnings.push_back(
+            fmt::format("only {} headroom: allocator fragmentation often takes a few percent",
+                        gib(plan.memory.headroom())));
+    if (c.dp_exposed > 0.05 * t.step)
+        plan.warnings.push_back(
+            fmt::format("{} of data-parallel traffic per step does not hide under compute",
+                        seconds(c.dp_exposed)));
+    if (t.bubble > 0.1 * t.step)
+        plan.warnings.push_back(
+            fmt::format("the pipeline bubble is {:.0f}% of the step; more micro-steps shrink it",
+                        100 * t.bubble / t.step));
+    return plan;
+}
+
+}  // namespace trainrig::plan

@@ -1,0 +1,151 @@
+#include "plan/search.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace trainrig::plan {
+
+Result<Machine> make_machine(const HardwareCatalog& catalog, const MachineRequest& r) {
+    const GpuSpec* gpu = catalog.gpu(r.gpu);
+    if (!gpu)
+        return Status{Errc::kInvalidInput,
+                      fmt::format("unknown GPU \"{}\" (known: {})", r.gpu, catalog.gpu_ids()),
+                      "add it with --catalog FILE"};
+    Machine m;
+    m.gpu = *gpu;
+    if (r.usd_per_gpu_hour) {
+        m.gpu.usd_per_gpu_hour = *r.usd_per_gpu_hour;
+        m.gpu.price_source = "--price";
+    }
+    m.gpus = r.gpus;
+    // Fewer GPUs than a full server: they are one node.
+    m.gpus_per_node = r.gpus_per_node.value_or(std::min(gpu->gpus_per_node, std::max(1, r.gpus)));
+    m.nics_per_node = r.nics_per_node.value_or(gpu->nics_per_node);
+    for (auto [id, want, out] :
+         {std::tuple{r.intra.value_or(gpu->intra_link), LinkKind::kIntraNode, &m.intra},
+          std::tuple{r.inter.value_or(gpu->inter_link), LinkKind::kInterNode, &m.inter}}) {
+        const LinkSpec* link = catalog.link(id);
+        if (!link || link->kind != want)
+            return Status{Errc::kInvalidInput,
+                          fmt::format("unknown {} link \"{}\" (known: {})",
+                                      want == LinkKind::kIntraNode ? "intra-node" : "inter-node",
+                                      id, catalog.link_ids())};
+        *out = *link;
+    }
+    if (m.gpus_per_node < 1 || m.nics_per_node < 1)
+        return Status{Errc::kInvalidInput, "GPUs and NICs per node must be at least 1"};
+    return m;
+}
+
+Status fit_global_batch(JobSpec& job, const Machine& machine, int64_t global) {
+    const int64_t dp = machine.gpus / (job.tp * job.pp);
+    const int64_t per_step = job.micro_batch * std::max<int64_t>(dp, 1);
+    if (global < 1 || global % per_step != 0)
+        return {Errc::kInvalidInput,
+                fmt::format("global batch {} is not a multiple of micro-batch {} x DP {} = {}",
+                            global, job.micro_batch, dp, per_step)};
+    job.grad_accum = global / per_step;
+    return ok_status();
+}
+
+bool meets_target(const Plan& p, const Target& t) {
+    if (!p.memory.fits()) return false;
+    if (t.tokens_per_second > 0 && p.time.tokens_per_second < t.tokens_per_second) return false;
+    if (t.deadline_seconds > 0 && (p.time.seconds <= 0 || p.time.seconds > t.deadline_seconds))
+        return false;
+    return true;
+}
+
+double usd_per_million_tokens(const Plan& p) {
+    if (p.machine.gpu.usd_per_gpu_hour <= 0 || p.time.tokens_per_second <= 0) return 0;
+    return p.machine.gpus * p.machine.gpu.usd_per_gpu_hour / 3600 / p.time.tokens_per_second * 1e6;
+}
+
+namespace {
+
+Candidate try_machine(const ModelSpec& m, JobSpec job, const HardwareCatalog& catalog,
+                      const SearchRequest& r, const std::string& gpu, int gpus) {
+    Candidate c{gpu, gpus, std::nullopt, ""};
+    MachineRequest mr = r.machine;
+    mr.gpu = gpu;
+    mr.gpus = gpus;
+    auto machine = make_machine(catalog, mr);
+    if (!machine) {
+        c.why_not = machine.status().message();
+        return c;
+    }
+    if (r.global_batch) {
+        if (gpus % (job.tp * job.pp) != 0) {
+            c.why_not =
+                fmt::format("{} GPUs are not a multiple of TP x PP = {}", gpus, job.tp * job.pp);
+            return c;
+        }
+        if (auto s = fit_global_batch(job, *machine, *r.global_batch); !s.ok()) {
+            c.why_not = s.message();
+            return c;
+        }
+    }
+    auto plan = make_plan(m, job, *machine, r.zero);
+    if (!plan) {
+        c.why_not = plan.status().message();
+        return c;
+    }
+    if (!plan->memory.fits())
+        c.why_not = fmt::format("needs {} per GPU, has {}", gib(plan->memory.total()),
+                                gib(plan->memory.capacity));
+    else if (!meets_target(*plan, r.target))
+        c.why_not = "misses the target";
+    c.plan = std::move(plan).value();
+    return c;
+}
+
+}  // namespace
+
+std::vector<Candidate> compare_machines(const ModelSpec& m, const JobSpec& job,
+                                        const HardwareCatalog& catalog, const SearchRequest& r) {
+    std::vector<std::string> ids = r.gpu_ids;
+    if (ids.empty())
+        for (const auto& g : catalog.gpus) ids.push_back(g.id);
+    std::vector<Candidate> out;
+    for (const auto& id : ids)
+        for (int n : r.counts) out.push_back(try_machine(m, job, catalog, r, id, n));
+    auto good = [](const Candidate& c) { return c.plan && c.why_not.empty(); };
+    auto key = [&](const Candidate& c) {
+        if (r.rank == Rank::kTime) return -c.plan->time.tokens_per_second;
+        const double usd = usd_per_million_tokens(*c.plan);
+        return usd > 0 ? usd : 1e300;  // unknown prices last
+    };
+    std::stable_sort(out.begin(), out.end(), [&](const Candidate& a, const Candidate& b) {
+        if (good(a) != good(b)) return good(a);
+        if (!good(a)) return false;
+        return key(a) < key(b);
+    });
+    return out;
+}
+
+std::optional<Plan> minimum_gpus(const ModelSpec& m, const JobSpec& job,
+                                 const HardwareCatalog& catalog, const SearchRequest& r,
+                                 std::string& why_not) {
+    const GpuSpec* gpu = catalog.gpu(r.machine.gpu);
+    const int per_node = r.machine.gpus_per_node.value_or(gpu ? gpu->gpus_per_node : 8);
+    const int unit = job.tp * job.pp;
+    std::vector<int> counts;
+    for (int n = unit; n <= std::min(per_node, r.max_gpus); n += unit) counts.push_back(n);
+    const int node_step = std::lcm(per_node, unit);
+    for (int n = node_step; n <= r.max_gpus; n += node_step)
+        if (n > per_node) counts.push_back(n);
+    std::string last;
+    for (int n : counts) {
+        Candidate c = try_machine(m, job, catalog, r, r.machine.gpu, n);
+        if (c.plan && c.why_not.empty()) return std::move(c.plan);
+        if (!c.why_not.empty()) last = fmt::format("{} GPUs: {}", n, c.why_not);
+    }
+    why_not = fmt::format("no count up to {} GPUs of {} fits{}{}", r.max_gpus, r.machine.gpu,
+                          r.target.any() ? " and meets the target" : "",
+                          last.empty() ? "" : " (largest tried: " + last + ")");
+    return std::nullopt;
+}
+
+}  // namespace trainrig::plan

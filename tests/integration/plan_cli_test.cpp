@@ -1,0 +1,172 @@
+// `trainrig plan` as a user runs it: the article's case in JSON, comparison, real config.json
+// files, --explain, catalog files, exit codes and the one-sentence errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "run_binary.h"
+
+namespace trainrig::test {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string kArticle =
+    "plan --model llama2-13b --gpu a100-80g-sxm --gpus 4 --seq 4096 --global-batch 128";
+
+std::string hf(const std::string& name) {
+    return std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/hf/" + name;
+}
+
+json run_json(const std::string& args, int expect_rc) {
+    auto r = run_trainrig(args + " --json");
+    EXPECT_EQ(r.rc, expect_rc) << args << "\n" << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    auto doc = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(doc.is_discarded()) << r.out.substr(0, 300);
+    return doc;
+}
+
+TEST(PlanCli, ArticleCaseJsonHasAVerdictPerZeroStage) {
+    auto doc = run_json(kArticle, 0);
+    EXPECT_EQ(doc["schema"], "trainrig.plan");
+    EXPECT_EQ(doc["schema_version"], 1);
+    EXPECT_EQ(doc["parameters"]["total"], 13'015'864'320LL);
+    ASSERT_EQ(doc["memory"]["zero_stages"].size(), 4u);
+    std::vector<bool> fits;
+    for (const auto& s : doc["memory"]["zero_stages"]) fits.push_back(s["fits"].get<bool>());
+    EXPECT_EQ(fits, (std::vector<bool>{false, false, false, true}));
+    EXPECT_EQ(doc["job"]["zero"], 3);
+    EXPECT_EQ(doc["job"]["grad_accum"], 32);
+    EXPECT_EQ(doc["fits"], true);
+    // Model states at ZeRO-0: 16 bytes per parameter, not the article's 78 GB.
+    EXPECT_NEAR(doc["memory"]["zero_stages"][0]["model_states_bytes"].get<double>(), 208.25e9,
+                0.01e9);
+    EXPECT_GT(doc["derivation"].size(), 20u);
+    for (const auto& step : doc["derivation"])
+        EXPECT_FALSE(step["source"].get<std::string>().empty());
+    EXPECT_TRUE(doc["training"].is_null());
+}
+
+TEST(PlanCli, DoesNotFitIsExitOne) {
+    auto doc =
+        run_json("plan --model llama2-13b --gpu a100-80g-sxm --gpus 4 --seq 4096 --zero 0", 1);
+    EXPECT_EQ(doc["fits"], false);
+}
+
+TEST(PlanCli, CompareRanksMachinesAndUsesTheCatalogFile) {
+    const std::string catalog =
+        std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/plan/catalog.toml";
+    auto doc = run_json(
+        "plan --model llama2-13b --compare --gpu a100-80g-sxm,h100-sxm,rtx4090 "
+        "--gpus 4,8 --seq 4096 --global-batch 128 --tokens 2B --catalog " +
+            catalog,
+        0);
+    EXPECT_EQ(doc["schema"], "trainrig.plan.compare");
+    const auto& rows = doc["machines"];
+    ASSERT_EQ(rows.size(), 6u);
+    double last = 0;
+    for (size_t i = 0; i < 4; ++i) {
+        ASSERT_TRUE(rows[i]["ok"].get<bool>()) << rows[i].dump();
+        const double usd = rows[i]["usd_per_million_tokens"].get<double>();
+        EXPECT_GE(usd, last);
+        last = usd;
+    }
+    EXPECT_EQ(rows[4]["ok"], false);
+    EXPECT_EQ(rows[4]["gpu"], "rtx4090");
+    auto table =
+        run_trainrig("plan --model llama2-13b --compare --gpu a100-80g-sxm --gpus 1,4 --seq 4096");
+    EXPECT_EQ(table.rc, 0) << table.err;
+    EXPECT_NE(table.out.find("Not these:"), std::string::npos);
+}
+
+TEST(PlanCli, ReadsRealConfigFiles) {
+    auto doc = run_json("plan --model-config " + hf("Qwen2.5-7B-Instruct.json") +
+                            " --gpu h100-sxm --gpus 8 --seq 2048",
+                        0);
+    EXPECT_EQ(doc["parameters"]["total"], 7'615'616'512LL);
+    EXPECT_EQ(doc["model"]["kv_heads"], 4);
+    doc = run_json("plan --model-config " + hf("gpt2.json") + " --gpu rtx4090 --gpus 1 --seq 1024",
+                   0);
+    EXPECT_EQ(doc["parameters"]["total"], 124'439'808);
+}
+
+TEST(PlanCli, ExplainPrintsEveryFormulaWithItsSource) {
+    auto r = run_trainrig(kArticle + " --explain --tokens 2B");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    auto doc = run_json(kArticle + " --tokens 2B", 0);
+    for (const auto& step : doc["derivation"])
+        EXPECT_NE(r.out.find("(" + step["id"].get<std::string>() + ")"), std::string::npos)
+            << step["id"];
+    EXPECT_NE(r.out.find("source: Korthikanti"), std::string::npos);
+    EXPECT_NE(r.out.find("= 4 x 1.29e+10 + 8 x 40 x 4096 x 5120"), std::string::npos);
+}
+
+TEST(PlanCli, MinimumAndTargets) {
+    auto doc = run_json(
+        "plan --model llama2-13b --gpu a100-80g-sxm --minimum --seq 4096 "
+        "--global-batch 128 --target-tokens-per-s 20000",
+        0);
+    EXPECT_GE(doc["time"]["tokens_per_second"].get<double>(), 20000);
+    EXPECT_EQ(doc["target"]["met"], true);
+    EXPECT_EQ(doc["minimum"], doc["machine"]["gpus"]);
+    doc = run_json(
+        "plan --model llama2-13b --gpu a100-80g-sxm --gpus 4 --seq 4096 "
+        "--global-batch 128 --tokens 2B --deadline 1h",
+        1);
+    EXPECT_EQ(doc["target"]["met"], false);
+    doc = run_json("plan --model llama2-70b --gpu rtx4090 --minimum --max-gpus 8", 1);
+    EXPECT_TRUE(doc["minimum"].is_null());
+}
+
+TEST(PlanCli, BadInputIsOneSentenceAndExitTwo) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"plan --model llama-13b --gpu h100-sxm", "unknown model \"llama-13b\""},
+        {"plan --model llama2-13b --gpu h100-sxm --gpus 6 --tp 3",
+         "TP 3 does not divide the 40 attention heads"},
+        {"plan --model llama2-13b --gpu h100-sxm --gpus 0", "--gpus 0: at least 1 GPU is needed"},
+        {"plan --model llama2-13b --gpu h100-sxm --seq -4", "--seq is -4"},
+        {"plan --model llama2-13b --gpu h100x", "unknown GPU \"h100x\""},
+        {"plan --model llama2-13b", "no GPU: give --gpu ID"},
+        {"plan --model llama2-13b --gpu h100-sxm --tokens lots",
+         "--tokens \"lots\" is not a count"},
+        {"plan --model-config /nonexistent/config.json --gpu h100-sxm", "/nonexistent/config.json"},
+        {"plan --model llama2-13b --gpu h100-sxm --gpus 8 --global-batch 12",
+         "global batch 12 is not a multiple"},
+        {"plan --model llama2-13b --gpu a100-80g-sxm --precision fp8",
+         "no fp8 tensor-core throughput"},
+    };
+    for (const auto& [args, needle] : cases) {
+        auto r = run_trainrig(args);
+        EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
+        EXPECT_TRUE(r.out.empty()) << args;
+        EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+}
+
+TEST(PlanCli, OutputFileIsWrittenWholeOrNotAtAll) {
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("plan-out-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto out = dir / "plan.json";
+    auto r = run_trainrig(kArticle + " --json -o " + out.string());
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_FALSE(json::parse(slurp(out), nullptr, false).is_discarded());
+    r = run_trainrig("plan --model nope --gpu h100-sxm --json -o " + (dir / "bad.json").string());
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_FALSE(std::filesystem::exists(dir / "bad.json"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST(PlanCli, ListShowsTheCatalogs) {
+    auto r = run_trainrig("plan --list");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("llama2-13b"), std::string::npos);
+    EXPECT_NE(r.out.find("h200-sxm"), std::string::npos);
+    EXPECT_NE(r.out.find("ib-ndr"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainrig::test

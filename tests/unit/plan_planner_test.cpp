@@ -1,0 +1,273 @@
+// The planner end to end on the article's case, its validation, the catalog file, the typed
+// quantities, and the machine search.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "plan/model_catalog.h"
+#include "plan/plan_inputs.h"
+#include "plan/planner.h"
+#include "plan/quantities.h"
+#include "plan/search.h"
+
+namespace trainrig::plan {
+namespace {
+
+Machine machine(const std::string& gpu, int gpus) {
+    MachineRequest r;
+    r.gpu = gpu;
+    r.gpus = gpus;
+    auto m = make_machine(builtin_hardware(), r);
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    return *m;
+}
+
+JobSpec article_job(const Machine& m) {
+    JobSpec j;
+    j.seq = 4096;
+    EXPECT_TRUE(fit_global_batch(j, m, 128).ok());
+    return j;
+}
+
+TEST(PlanPlanner, ArticleCaseNeedsZero3OnFourA100s) {
+    // Llama-2-13B full fine-tune, 4x A100 80GB, seq 4096, global batch 128: 16 B/param is
+    // 208 GB of model states — the article's "78 GB" fits nowhere without sharding.
+    const auto model = *find_model("llama2-13b");
+    const auto m = machine("a100-80g-sxm", 4);
+    auto plan = make_plan(model, article_job(m), m, std::nullopt);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    EXPECT_NEAR(plan->zero_stages[0].model_states(), 16.0 * 13'015'864'320, 1);
+    EXPECT_FALSE(plan->zero_stages[0].fits());
+    EXPECT_FALSE(plan->zero_stages[1].fits());
+    EXPECT_FALSE(plan->zero_stages[2].fits());
+    EXPECT_TRUE(plan->zero_stages[3].fits());
+    EXPECT_EQ(plan->job.zero, 3);
+    EXPECT_TRUE(plan->zero_chosen);
+    EXPECT_EQ(plan->job.grad_accum, 32);
+    // 6N + attention per token: 128 x 4096 tokens a step.
+    EXPECT_DOUBLE_EQ(plan->flops_per_step, plan->flops.model() * 128 * 4096);
+    EXPECT_GT(plan->time.tokens_per_second, 1000);  // the article's "80 tokens/s" is far off
+    EXPECT_LE(plan->time.mfu, plan->job.mfu);
+    EXPECT_FALSE(plan->derivation.steps().empty());
+}
+
+TEST(PlanPlanner, AskedStageIsKeptEvenWhenItDoesNotFit) {
+    const auto model = *find_model("llama2-13b");
+    const auto m = machine("a100-80g-sxm", 4);
+    auto plan = make_plan(model, article_job(m), m, 0);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->job.zero, 0);
+    EXPECT_FALSE(plan->zero_chosen);
+    EXPECT_FALSE(plan->memory.fits());
+    ASSERT_FALSE(plan->warnings.empty());
+}
+
+TEST(PlanPlanner, DdpTrafficHidesUnderBackwardOnNvlinkNotOnPcie) {
+    const auto model = *find_model("gpt2-xl");
+    JobSpec j;
+    j.seq = 1024;  // one sequence per micro-step: 47 ms of backward on an A100
+    auto nvlink = make_plan(model, j, machine("a100-80g-sxm", 8), 0);
+    auto pcie = make_plan(model, j, machine("rtx4090", 8), 0);
+    ASSERT_TRUE(nvlink.ok() && pcie.ok());
+    EXPECT_DOUBLE_EQ(nvlink->comm.dp_exposed, 0);
+    EXPECT_GT(pcie->comm.dp_exposed, 0);
+    // 2(n-1)/n x 2 bytes x Ψ for a bf16 all-reduce.
+    EXPECT_NEAR(nvlink->comm.dp_bytes_per_step, 1.75 * 2 * 1'557'611'200, 1);
+}
+
+TEST(PlanPlanner, ImpossibleLayoutsAreOneSentence) {
+    const auto model = *find_model("llama2-13b");
+    auto err = [&](JobSpec j, Machine m) {
+        auto p = make_plan(model, j, m, std::nullopt);
+        EXPECT_FALSE(p.ok());
+        return p.status().message();
+    };
+    JobSpec j;
+    auto m = machine("a100-80g-sxm", 6);
+    j.tp = 3;
+    EXPECT_EQ(err(j, m), "TP 3 does not divide the 40 attention heads of llama2-13b");
+    j.tp = 4;
+    EXPECT_EQ(err(j, m),
+              "6 GPUs cannot be split into TP 4 x PP 1 = 4 GPU model replicas; --gpus must be a "
+              "multiple of TP x PP");
+    j = {};
+    m.gpus = 0;
+    EXPECT_EQ(err(j, m), "--gpus is 0; at least 1 GPU is needed");
+    m = machine("a100-80g-sxm", 8);
+    j.precision = Precision::kFp8;
+    EXPECT_EQ(err(j, m), "A100 SXM4 80GB has no fp8 tensor-core throughput in the catalog");
+    j = {};
+    j.pp = 41;
+    m = machine("a100-80g-sxm", 41);
+    EXPECT_EQ(err(j, m), "PP 41 is more pipeline stages than the 40 layers of llama2-13b");
+    j = {};
+    j.seq = -5;
+    EXPECT_EQ(err(j, machine("a100-80g-sxm", 1)), "--seq is -5; it must be at least 1");
+    j = {};
+    j.mfu = 1.5;
+    EXPECT_EQ(err(j, machine("a100-80g-sxm", 1)), "--mfu 1.5 is not a fraction in (0, 1]");
+}
+
+TEST(PlanPlanner, GlobalBatchMustSplitEvenly) {
+    JobSpec j;
+    const auto m = machine("h100-sxm", 6);
+    auto s = fit_global_batch(j, m, 128);
+    EXPECT_EQ(s.message(), "global batch 128 is not a multiple of micro-batch 1 x DP 6 = 6");
+    EXPECT_TRUE(fit_global_batch(j, m, 120).ok());
+    EXPECT_EQ(j.grad_accum, 20);
+}
+
+TEST(PlanPlanner, TimeToTrainEnergyAndCost) {
+    const auto model = *find_model("llama3-8b");
+    auto m = machine("h100-sxm", 8);
+    JobSpec j = article_job(m);
+    j.tokens = 1e9;
+    auto plan = make_plan(model, j, m, std::nullopt);
+    ASSERT_TRUE(plan.ok());
+    const auto& t = plan->time;
+    EXPECT_DOUBLE_EQ(t.steps, std::ceil(1e9 / (128.0 * 4096)));
+    EXPECT_DOUBLE_EQ(t.seconds, t.steps * t.step);
+    EXPECT_DOUBLE_EQ(t.gpu_hours, 8 * t.seconds / 3600);
+    EXPECT_DOUBLE_EQ(t.energy_kwh, t.gpu_hours * 700 / 1000);
+    EXPECT_DOUBLE_EQ(t.cost_usd, t.gpu_hours * m.gpu.usd_per_gpu_hour);
+}
+
+TEST(PlanCatalogFile, AddsAndOverridesAndRejectsTypos) {
+    auto c = builtin_hardware();
+    const char* good = R"(
+[gpu.h100-sxm]
+usd_per_gpu_hour = 2.10
+
+[gpu.mi300x]
+name = "MI300X"
+bf16_tflops = 1307.4
+memory_mib = 196592
+hbm_tbps = 5.3
+tdp_watts = 750
+intra_link = "xgmi"
+inter_link = "ib-ndr"
+
+[link.xgmi]
+name = "Infinity Fabric"
+kind = "intra"
+gbytes_per_s = 448
+efficiency = 0.7
+)";
+    ASSERT_TRUE(merge_hardware_toml(c, good, "hw.toml").ok());
+    EXPECT_DOUBLE_EQ(c.gpu("h100-sxm")->usd_per_gpu_hour, 2.10);
+    EXPECT_EQ(c.gpu("h100-sxm")->price_source, "hw.toml");
+    EXPECT_DOUBLE_EQ(c.gpu("h100-sxm")->tflops_bf16, 989.4);  // the rest is kept
+    ASSERT_NE(c.gpu("mi300x"), nullptr);
+    EXPECT_DOUBLE_EQ(c.gpu("mi300x")->tflops_fp16, 1307.4);
+    EXPECT_EQ(c.link("xgmi")->kind, LinkKind::kIntraNode);
+
+    auto err = [](const char* text) {
+        auto c = builtin_hardware();
+        auto s = merge_hardware_toml(c, text, "hw.toml");
+        EXPECT_FALSE(s.ok());
+        EXPECT_EQ(c.gpus.size(), builtin_hardware().gpus.size());  // nothing merged
+        return s.message();
+    };
+    EXPECT_EQ(err("[gpu.h100-sxm]\nusd_per_hour = 2\n"),
+              "hw.toml [gpu.h100-sxm] line 2: unknown key \"usd_per_hour\"");
+    EXPECT_EQ(err("[gpu.h100-sxm]\ntdp_watts = \"700\"\n"),
+              "hw.toml [gpu.h100-sxm] line 2: \"tdp_watts\" must be a number, zero or more");
+    EXPECT_EQ(err("[gpu.x]\nname = \"X\"\n"), "hw.toml [gpu.x]: a new GPU needs \"bf16_tflops\"");
+    EXPECT_EQ(err("[gpus.x]\n"),
+              "hw.toml line 1: unknown section \"gpus\" (expected [gpu.ID] or [link.ID])");
+    EXPECT_NE(err("[gpu.h100-sxm]\nintra_link = \"nvlink9\"\n").find("link \"nvlink9\""),
+              std::string::npos);
+    EXPECT_NE(err("[gpu.h100-sxm\n").find("hw.toml line 1"), std::string::npos);
+}
+
+TEST(PlanQuantities, CountsAndDurations) {
+    EXPECT_EQ(parse_count("2B"), 2e9);
+    EXPECT_EQ(parse_count("300m"), 300e6);
+    EXPECT_EQ(parse_count("1.5e12"), 1.5e12);
+    EXPECT_EQ(parse_count("4k"), 4000);
+    EXPECT_FALSE(parse_count("-1"));
+    EXPECT_FALSE(parse_count("2X"));
+    EXPECT_FALSE(parse_count(""));
+    EXPECT_EQ(parse_duration("72h"), 72 * 3600.0);
+    EXPECT_EQ(parse_duration("3d"), 3 * 86400.0);
+    EXPECT_EQ(parse_duration("90m"), 5400.0);
+    EXPECT_EQ(parse_duration("12"), 12 * 3600.0);
+    EXPECT_FALSE(parse_duration("soon"));
+}
+
+TEST(PlanInputs, ModelFlagsOverrideAndCustomModels) {
+    PlanOptions o;
+    o.layers = 12;
+    o.hidden = 768;
+    o.heads = 12;
+    o.vocab = 50257;
+    auto m = resolve_model(o);
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    EXPECT_EQ(m->kv_heads, 12);
+    EXPECT_EQ(m->ffn, 3072);
+    o = {};
+    o.model = "llama2-7b";
+    o.layers = 16;
+    m = resolve_model(o);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->layers, 16);
+    EXPECT_EQ(m->published_params, 0);
+    o = {};
+    o.model = "llama-7b";
+    EXPECT_NE(resolve_model(o).status().message().find("unknown model \"llama-7b\" (known: gpt2,"),
+              std::string::npos);
+    o = {};
+    EXPECT_NE(resolve_model(o).status().message().find("no model"), std::string::npos);
+}
+
+TEST(PlanInputs, LoraTargets) {
+    auto t = parse_lora_targets("q_proj,k,v,o");
+    ASSERT_TRUE(t.ok());
+    EXPECT_TRUE(t->q && t->k && t->v && t->o && !t->gate);
+    EXPECT_EQ(lora_targets_text(*parse_lora_targets("all")), "q,k,v,o,gate,up,down");
+    EXPECT_EQ(parse_lora_targets("qkv").status().message(),
+              "--lora-targets: \"qkv\" is not a projection (q, k, v, o, gate, up, down or all)");
+}
+
+TEST(PlanSearch, CompareRanksFittingMachinesFirst) {
+    const auto model = *find_model("llama2-13b");
+    JobSpec j;
+    j.seq = 4096;
+    SearchRequest r;
+    r.gpu_ids = {"rtx4090", "a100-80g-sxm", "h100-sxm"};
+    r.counts = {4, 8};
+    r.global_batch = 128;
+    r.rank = Rank::kTime;
+    const auto rows = compare_machines(model, j, builtin_hardware(), r);
+    ASSERT_EQ(rows.size(), 6u);
+    EXPECT_EQ(rows[0].gpu, "h100-sxm");
+    EXPECT_EQ(rows[0].gpus, 8);
+    EXPECT_EQ(rows.back().gpu, "rtx4090");  // 24 GB cards cannot hold it
+    EXPECT_FALSE(rows.back().why_not.empty());
+    for (size_t i = 1; i < 4; ++i)
+        EXPECT_GE(rows[i - 1].plan->time.tokens_per_second, rows[i].plan->time.tokens_per_second);
+}
+
+TEST(PlanSearch, MinimumFindsTheFewestThatFitAndMeetTheTarget) {
+    const auto model = *find_model("llama2-13b");
+    JobSpec j;
+    j.seq = 4096;
+    SearchRequest r;
+    r.machine.gpu = "a100-80g-sxm";
+    r.global_batch = 128;
+    std::string why;
+    auto fit = minimum_gpus(model, j, builtin_hardware(), r, why);
+    ASSERT_TRUE(fit) << why;
+    EXPECT_EQ(fit->machine.gpus, 4);  // 2 GPUs: 104 GB of model states each even at ZeRO-3
+    r.target.tokens_per_second = 20000;
+    fit = minimum_gpus(model, j, builtin_hardware(), r, why);
+    ASSERT_TRUE(fit) << why;
+    EXPECT_GE(fit->time.tokens_per_second, 20000);
+    EXPECT_EQ(fit->machine.gpus % 8, 0);  // beyond a node, whole nodes
+    r.max_gpus = 2;
+    EXPECT_FALSE(minimum_gpus(model, j, builtin_hardware(), r, why));
+    EXPECT_NE(why.find("no count up to 2 GPUs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainrig::plan

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Packs build/trainrig with the shared libraries a bare GPU machine may lack (hwloc, fmt, udev)
+# Packs build/trainrig with the shared libraries a bare GPU machine may lack (hwloc, fmt, udev, toml++)
 # into a folder (default build/gpu-bundle/) that scripts/gpu-check.sh runs from. glibc, libstdc++ and the
 # NVIDIA/CUDA libraries are left out: the target machine provides its own.
 set -euo pipefail

@@ -183,6 +183,8 @@ public:
             auto machine = make_machine(in->catalog, r.machine);
             if (!machine) return print_error(name(), machine.status());
             JobSpec job = in->job;
+            if (auto s = validate_job(in->model, job, *machine); !s.ok())
+                return print_error(name(), s);
             if (r.global_batch)
                 if (auto s = fit_global_batch(job, *machine, *r.global_batch); !s.ok())
                     return print_error(name(), s);

@@ -101,14 +101,19 @@ TokenFlops token_flops(const ModelSpec& m, const ParamCounts& p, const JobSpec& 
                   "recomputed attention-core FLOPs per token (selective)", "4·L·s·(H·Q)",
                   fmt::format("4 x {} x {} x {}", L, s, q), attn_fwd, "FLOP", kKorthikanti);
     }
-    f.megatron = d.add("flops.megatron_per_token",
-                       "Megatron-LM's count for comparison (causal attention halved)",
-                       "12·L·h²·[(1 + g/a + s/2h)·(q/h) + (f/h)·(3/2 if SwiGLU) + V/(2Lh)]",
-                       fmt::format("12 x {} x {}² x [...] with g={}, a={}, s={}, f={}, V={}", L,
-                                   m.hidden, m.kv_heads, m.heads, j.seq, m.ffn, m.vocab),
-                       megatron_code_flops_per_token(m, j.seq) * (lora ? 2.0 / 3.0 : 1.0), "FLOP",
-                       "Megatron-LM megatron/training/training.py "
-                       "num_floating_point_operations");
+    f.megatron =
+        d.add("flops.megatron_per_token",
+              lora ? "Megatron-LM's count for comparison (causal attention halved; minus the "
+                     "frozen weights' gradients, plus adapters)"
+                   : "Megatron-LM's count for comparison (causal attention halved)",
+              std::string("12·L·h²·[(1 + g/a + s/2h)·(q/h) + (f/h)·(3/2 if SwiGLU) + "
+                          "V/(2Lh)]") +
+                  (lora ? " - 2N + 6·N_lora" : ""),
+              fmt::format("12 x {} x {}² x [...] with g={}, a={}, s={}, f={}, V={}", L, m.hidden,
+                          m.kv_heads, m.heads, j.seq, m.ffn, m.vocab),
+              megatron_code_flops_per_token(m, j.seq) - (lora ? 2 * N - 6 * adapters : 0.0), "FLOP",
+              "Megatron-LM megatron/training/training.py "
+              "num_floating_point_operations");
     return f;
 }
 

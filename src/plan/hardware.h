@@ -47,10 +47,26 @@ struct HardwareCatalog {
     std::vector<GpuSpec> gpus;
     std::vector<LinkSpec> links;
 
-    const GpuSpec* gpu(std::string_view id) const;
-    const LinkSpec* link(std::string_view id) const;
-    std::string gpu_ids() const;
-    std::string link_ids() const;
+    const GpuSpec* gpu(std::string_view id) const { return find_id(gpus, id); }
+    const LinkSpec* link(std::string_view id) const { return find_id(links, id); }
+    GpuSpec* gpu(std::string_view id) { return find_id(gpus, id); }
+    LinkSpec* link(std::string_view id) { return find_id(links, id); }
+    std::string gpu_ids() const { return join_ids(gpus); }
+    std::string link_ids() const { return join_ids(links); }
+
+private:
+    template <class V>
+    static auto find_id(V& entries, std::string_view id) -> decltype(&entries.front()) {
+        for (auto& e : entries)
+            if (e.id == id) return &e;
+        return nullptr;
+    }
+    template <class V>
+    static std::string join_ids(const V& entries) {
+        std::string out;
+        for (const auto& e : entries) out += (out.empty() ? "" : ", ") + e.id;
+        return out;
+    }
 };
 
 HardwareCatalog builtin_hardware();

@@ -119,30 +119,6 @@ HardwareCatalog builtin_hardware() {
     return c;
 }
 
-const GpuSpec* HardwareCatalog::gpu(std::string_view id) const {
-    for (const auto& g : gpus)
-        if (g.id == id) return &g;
-    return nullptr;
-}
-
-const LinkSpec* HardwareCatalog::link(std::string_view id) const {
-    for (const auto& l : links)
-        if (l.id == id) return &l;
-    return nullptr;
-}
-
-std::string HardwareCatalog::gpu_ids() const {
-    std::string out;
-    for (const auto& g : gpus) out += (out.empty() ? "" : ", ") + g.id;
-    return out;
-}
-
-std::string HardwareCatalog::link_ids() const {
-    std::string out;
-    for (const auto& l : links) out += (out.empty() ? "" : ", ") + l.id;
-    return out;
-}
-
 double peak_flops(const GpuSpec& g, Precision p) {
     switch (p) {
         case Precision::kFp32:

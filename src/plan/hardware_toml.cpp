@@ -4,7 +4,8 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
-#include <functional>
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "plan/hardware.h"
@@ -19,12 +20,14 @@ class TableReader {
 public:
     TableReader(const toml::table& t, std::string where) : t_(t), where_(std::move(where)) {}
 
-    void number(const char* key, double scale, double& out) {
+    // `zero_ok`: 0 is a meaning (no such tensor-core path, no known price), not a typo.
+    void number(const char* key, double scale, double& out, bool zero_ok = false) {
         seen_.push_back(key);
         const toml::node* n = t_.get(key);
         if (!n) return;
         auto v = n->value<double>();
-        if (!v || *v < 0) return fail(key, "a number, zero or more");
+        if (!v || !std::isfinite(*v) || *v < 0 || (*v == 0 && !zero_ok))
+            return fail(key, zero_ok ? "a number, zero or more" : "a number above zero");
         out = *v * scale;
     }
     void integer(const char* key, int& out) {
@@ -73,20 +76,18 @@ private:
 Status read_gpu(HardwareCatalog& c, const std::string& id, const toml::table& t,
                 std::string_view file) {
     const std::string where = fmt::format("{} [gpu.{}]", file, id);
-    GpuSpec* existing = nullptr;
-    for (auto& g : c.gpus)
-        if (g.id == id) existing = &g;
+    GpuSpec* existing = c.gpu(id);
     GpuSpec g = existing ? *existing : GpuSpec{};
     g.id = id;
     TableReader r(t, where);
     r.text("name", g.name);
     r.text("source", g.source);
-    r.number("fp32_tflops", 1, g.tflops_fp32);
-    r.number("tf32_tflops", 1, g.tflops_tf32);
+    r.number("fp32_tflops", 1, g.tflops_fp32, true);
+    r.number("tf32_tflops", 1, g.tflops_tf32, true);
     r.number("bf16_tflops", 1, g.tflops_bf16);
     if (r.has("bf16_tflops") && !r.has("fp16_tflops")) g.tflops_fp16 = g.tflops_bf16;
-    r.number("fp16_tflops", 1, g.tflops_fp16);
-    r.number("fp8_tflops", 1, g.tflops_fp8);
+    r.number("fp16_tflops", 1, g.tflops_fp16, true);
+    r.number("fp8_tflops", 1, g.tflops_fp8, true);
     r.number("memory_mib", kMiB, g.memory_bytes);
     r.number("hbm_tbps", 1e12, g.hbm_bytes_per_s);
     r.number("tdp_watts", 1, g.tdp_watts);
@@ -94,7 +95,7 @@ Status read_gpu(HardwareCatalog& c, const std::string& id, const toml::table& t,
     r.text("inter_link", g.inter_link);
     r.integer("gpus_per_node", g.gpus_per_node);
     r.integer("nics_per_node", g.nics_per_node);
-    r.number("usd_per_gpu_hour", 1, g.usd_per_gpu_hour);
+    r.number("usd_per_gpu_hour", 1, g.usd_per_gpu_hour, true);
     r.text("price_source", g.price_source);
     r.reject_unknown();
     TRAINRIG_TRY(r.status());
@@ -117,9 +118,7 @@ Status read_gpu(HardwareCatalog& c, const std::string& id, const toml::table& t,
 Status read_link(HardwareCatalog& c, const std::string& id, const toml::table& t,
                  std::string_view file) {
     const std::string where = fmt::format("{} [link.{}]", file, id);
-    LinkSpec* existing = nullptr;
-    for (auto& l : c.links)
-        if (l.id == id) existing = &l;
+    LinkSpec* existing = c.link(id);
     LinkSpec l = existing ? *existing : LinkSpec{};
     l.id = id;
     TableReader r(t, where);

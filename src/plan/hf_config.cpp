@@ -21,8 +21,10 @@ public:
         for (const char* key : keys) {
             auto it = doc_.find(key);
             if (it == doc_.end() || it->is_null()) continue;
-            if (!it->is_number_integer() || it->get<int64_t>() <= 0) {
-                fail(fmt::format("\"{}\" is {}, not a positive integer", key, it->dump()));
+            if (!it->is_number_integer() || it->get<int64_t>() <= 0 ||
+                it->get<int64_t>() > 1'000'000'000) {
+                fail(
+                    fmt::format("\"{}\" is {}, not a positive integer up to 1e9", key, it->dump()));
                 return std::nullopt;
             }
             return it->get<int64_t>();

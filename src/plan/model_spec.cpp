@@ -40,6 +40,18 @@ Status validate_model(const ModelSpec& m, std::string_view where) {
     if (m.ffn <= 0) return bad("FFN size", m.ffn, "it must be positive");
     if (m.vocab <= 0) return bad("vocabulary size", m.vocab, "it must be positive");
     if (m.max_positions < 0) return bad("max positions", m.max_positions, "it cannot be negative");
+    // Far beyond any model trained; keeps every count inside 64-bit integers.
+    const auto too_big = [&](std::string_view field, int64_t v, int64_t limit) {
+        return bad(field, v, fmt::format("more than {} is not a real model", limit));
+    };
+    if (m.layers > 100'000) return too_big("layers", m.layers, 100'000);
+    if (m.hidden > 1'000'000) return too_big("hidden size", m.hidden, 1'000'000);
+    if (m.heads > 100'000) return too_big("attention heads", m.heads, 100'000);
+    if (m.head_dim > 100'000) return too_big("head dimension", m.head_dim, 100'000);
+    if (m.ffn > 10'000'000) return too_big("FFN size", m.ffn, 10'000'000);
+    if (m.vocab > 100'000'000) return too_big("vocabulary size", m.vocab, 100'000'000);
+    if (m.max_positions > 1'000'000'000)
+        return too_big("max positions", m.max_positions, 1'000'000'000);
     if (m.heads % m.kv_heads != 0)
         return bad("key/value heads", m.kv_heads,
                    fmt::format("it must divide the {} attention heads", m.heads));

@@ -27,6 +27,13 @@ Result<E> pick(const std::string& value, const char* option,
     return invalid(fmt::format("{} \"{}\" is not one of {}", option, value, names));
 }
 
+// Sizes stay far inside what 64-bit arithmetic holds, and far beyond any real job.
+Status in_range(int64_t value, int64_t lo, int64_t hi, const char* option) {
+    if (value < lo || value > hi)
+        return invalid(fmt::format("{} {} is outside {}..{}", option, value, lo, hi));
+    return ok_status();
+}
+
 Result<bool> on_off(const std::string& value, const char* option) {
     return pick<bool>(value, option, {{"on", true}, {"off", false}});
 }
@@ -181,6 +188,16 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
     }
     if (o.zero && (*o.zero < 0 || *o.zero > 3))
         return invalid(fmt::format("--zero {} is not a stage 0-3", *o.zero));
+    TRAINRIG_TRY(in_range(o.tp, 1, 100'000, "--tp"));
+    TRAINRIG_TRY(in_range(o.pp, 1, 100'000, "--pp"));
+    TRAINRIG_TRY(in_range(o.micro_batch, 1, 1'000'000, "--micro-batch"));
+    if (o.global_batch) TRAINRIG_TRY(in_range(*o.global_batch, 1, 1'000'000'000, "--global-batch"));
+    if (o.grad_accum) TRAINRIG_TRY(in_range(*o.grad_accum, 1, 1'000'000'000, "--grad-accum"));
+    if (o.seq) TRAINRIG_TRY(in_range(*o.seq, 1, 1'000'000'000, "--seq"));
+    TRAINRIG_TRY(in_range(o.lora_rank, 1, 1'000'000, "--lora-rank"));
+    TRAINRIG_TRY(in_range(o.max_gpus, 1, 1'000'000, "--max-gpus"));
+    if (o.gpus_per_node) TRAINRIG_TRY(in_range(*o.gpus_per_node, 1, 10'000, "--gpus-per-node"));
+    if (o.nics_per_node) TRAINRIG_TRY(in_range(*o.nics_per_node, 1, 10'000, "--nics-per-node"));
     j.tp = o.tp;
     j.pp = o.pp;
     j.micro_batch = o.micro_batch;
@@ -241,9 +258,10 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
     s.zero = o.zero;
     s.global_batch = o.global_batch;
     s.max_gpus = o.max_gpus;
-    if (o.max_gpus < 1) return invalid(fmt::format("--max-gpus {} must be at least 1", o.max_gpus));
-    for (int n : o.gpus)
+    for (int n : o.gpus) {
         if (n < 1) return invalid(fmt::format("--gpus {}: at least 1 GPU is needed", n));
+        TRAINRIG_TRY(in_range(n, 1, 1'000'000, "--gpus"));
+    }
     if (o.compare && o.minimum) return invalid("give --compare or --minimum, not both");
     if (!o.compare) {
         if (o.gpu.size() != 1)

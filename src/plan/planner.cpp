@@ -36,8 +36,8 @@ Status validate_job(const ModelSpec& m, const JobSpec& j, const Machine& machine
             fmt::format("TP {} x PP {}: parallel degrees must be at least 1", j.tp, j.pp));
     if (machine.gpus % (j.tp * j.pp) != 0)
         return invalid(
-            fmt::format("{} GPUs cannot be split into TP {} x PP {} = {} GPU model "
-                        "replicas; --gpus must be a multiple of TP x PP",
+            fmt::format("{} GPUs do not split into model replicas of TP {} x PP {} = "
+                        "{} GPUs; --gpus must be a multiple of TP x PP",
                         machine.gpus, j.tp, j.pp, j.tp * j.pp));
     if (m.heads % j.tp != 0)
         return invalid(
@@ -58,6 +58,12 @@ Status validate_job(const ModelSpec& m, const JobSpec& j, const Machine& machine
         return invalid(
             fmt::format("gradient accumulation is {}; it must be at least 1", j.grad_accum));
     if (j.seq < 1) return invalid(fmt::format("--seq is {}; it must be at least 1", j.seq));
+    if (static_cast<double>(j.micro_batch) * static_cast<double>(j.grad_accum) *
+            dp_degree(j, machine) * static_cast<double>(j.seq) >
+        1e15)
+        return invalid(
+            "the global batch is beyond 1e15 tokens a step; check --micro-batch, "
+            "--grad-accum and --seq");
     if (!(j.mfu > 0 && j.mfu <= 1))
         return invalid(fmt::format("--mfu {} is not a fraction in (0, 1]", j.mfu));
     if (j.tokens < 0) return invalid("--tokens cannot be negative");
@@ -125,7 +131,8 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
     // Memory: every stage for the verdicts, then the chosen one with its derivation.
     for (int stage = 0; stage <= 3; ++stage)
         plan.zero_stages.push_back(memory_per_gpu(m, p, j, machine, stage, nullptr));
-    int chosen = zero.value_or(3);
+    // Nothing fits: plan the stage that needs least (ZeRO shards nothing without DP).
+    int chosen = zero.value_or(dp > 1 ? 3 : 0);
     if (!zero) {
         plan.zero_chosen = true;
         for (int stage = 0; stage <= 3; ++stage)
@@ -140,20 +147,29 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
     // Compute time per micro-step on one GPU.
     const double peak = peak_flops(machine.gpu, j.precision);
     const double tokens_micro = static_cast<double>(j.seq) * static_cast<double>(j.micro_batch);
-    const double per_gpu = tokens_micro / (j.tp * j.pp) / (peak * j.mfu);
+    const double per_gpu = tokens_micro / j.tp / (peak * j.mfu);
+    // The slowest pipeline stage sets the pace: ceil(L/PP) layers, plus the output layer on
+    // the last stage (2·V·h forward, 4·V·h backward, 2·V·h under LoRA).
+    const double head = 2.0 * static_cast<double>(m.vocab) * m.hidden;
+    const double head_bwd = is_lora(j) ? head : 2 * head;
+    const double share =
+        j.pp > 1 ? std::ceil(static_cast<double>(m.layers) / j.pp) / m.layers : 1.0;
+    const double stage_fwd = (plan.flops.forward - head) * share + head;
+    const double stage_bwd =
+        (plan.flops.backward - head_bwd + plan.flops.recompute) * share + head_bwd;
+    const std::string stage = j.pp > 1 ? " of the slowest stage" : "";
     TimePlan& t = plan.time;
-    t.forward_per_micro =
-        d.add("time.forward_per_micro", "forward time per micro-batch per GPU",
-              "forward FLOPs/token x s x b / (TP x PP) / (peak x MFU)",
-              fmt::format("{} x {} / {} / ({:.4g} TFLOP/s x {})", num(plan.flops.forward),
-                          num(tokens_micro), j.tp * j.pp, peak / 1e12, j.mfu),
-              plan.flops.forward * per_gpu, "s", machine.gpu.source);
-    t.backward_per_micro = d.add(
-        "time.backward_per_micro", "backward (+ recompute) time per micro-batch per GPU",
-        "(backward + recompute) FLOPs/token x s x b / (TP x PP) / (peak x MFU)",
-        fmt::format("({} + {}) x {} / {} / ({:.4g} TFLOP/s x {})", num(plan.flops.backward),
-                    num(plan.flops.recompute), num(tokens_micro), j.tp * j.pp, peak / 1e12, j.mfu),
-        (plan.flops.backward + plan.flops.recompute) * per_gpu, "s", machine.gpu.source);
+    t.forward_per_micro = d.add("time.forward_per_micro", "forward time per micro-batch per GPU",
+                                "forward FLOPs/token" + stage + " x s x b / TP / (peak x MFU)",
+                                fmt::format("{} x {} / {} / ({:.4g} TFLOP/s x {})", num(stage_fwd),
+                                            num(tokens_micro), j.tp, peak / 1e12, j.mfu),
+                                stage_fwd * per_gpu, "s", machine.gpu.source);
+    t.backward_per_micro =
+        d.add("time.backward_per_micro", "backward (+ recompute) time per micro-batch per GPU",
+              "(backward + recompute) FLOPs/token" + stage + " x s x b / TP / (peak x MFU)",
+              fmt::format("{} x {} / {} / ({:.4g} TFLOP/s x {})", num(stage_bwd), num(tokens_micro),
+                          j.tp, peak / 1e12, j.mfu),
+              stage_bwd * per_gpu, "s", machine.gpu.source);
 
     // Tensor and pipeline parallel traffic: on the critical path.
     CommPlan& c = plan.comm;
@@ -181,9 +197,9 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
                   tp_micro * static_cast<double>(micro_steps), "s", kMegatron);
     }
     if (j.pp > 1) {
-        // PP is the outermost dimension: stages sit on different nodes once TP x DP fills one.
-        const bool across =
-            j.tp * dp >= machine.gpus_per_node && machine.gpus > machine.gpus_per_node;
+        // PP is the outermost dimension; once the job spans nodes some stage boundary crosses
+        // one, and the slowest boundary sets the pace of the pipeline.
+        const bool across = machine.gpus > machine.gpus_per_node;
         const double r = (j.sequence_parallel && j.tp > 1) ? j.tp : 1;
         const double bytes = e * tokens_micro * m.hidden / r;
         c.pp_bandwidth = across ? machine.nics_per_node * machine.inter.bytes_per_s *
@@ -216,8 +232,12 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
             is_lora(j) ? static_cast<double>(plan.trainable) / (j.tp * j.pp) : part;
         const StateBytes sb = state_bytes(j);
         const double grads = trainable * sb.gradient;
-        const double weights = is_lora(j) ? plan.memory.weights * (chosen >= 3 ? dp : 1)
-                                          : part * std::min(sb.weight, 2.0);
+        // Weights are gathered in their 16-bit form (FP8 training gathers the bf16 copy);
+        // under LoRA only the adapters change, except that ZeRO-3 gathers the frozen base too.
+        const double gathered = sb.weight == 3 ? 2 : sb.weight;
+        const double weights = !is_lora(j)   ? part * gathered
+                               : chosen >= 3 ? plan.memory.weights * dp
+                                             : trainable * gathered;
         auto ar = [&](double bytes) {
             return collective_seconds(Collective::kAllReduce, bytes, dp, link.busbw);
         };
@@ -294,8 +314,11 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
         const StateBytes sb = state_bytes(j);
         const double local =
             static_cast<double>(plan.trainable) / (j.tp * j.pp) / (chosen >= 1 ? dp : 1);
+        // Read the gradient, read and write the states (the fp32 master among them in mixed
+        // precision), then write the 16-bit weight; in fp32 the weight itself is read and written.
+        const bool mixed = sb.weight < 4;
         const double per_param =
-            sb.gradient + 2 * sb.optimizer + (sb.optimizer > 0 && sb.weight < 4 ? sb.weight : 0);
+            sb.gradient + 2 * sb.optimizer + (mixed ? std::min(sb.weight, 2.0) : 2 * sb.weight);
         const double bw = machine.gpu.hbm_bytes_per_s * kHbmEfficiency;
         t.optimizer =
             d.add("time.optimizer", "optimizer step (memory-bound)",

@@ -40,6 +40,8 @@ Result<Machine> make_machine(const HardwareCatalog& catalog, const MachineReques
 }
 
 Status fit_global_batch(JobSpec& job, const Machine& machine, int64_t global) {
+    if (job.tp < 1 || job.pp < 1 || job.micro_batch < 1 || machine.gpus < 1)
+        return {Errc::kInvalidInput, "TP, PP, micro-batch and GPUs must be at least 1"};
     const int64_t dp = machine.gpus / (job.tp * job.pp);
     const int64_t per_step = job.micro_batch * std::max<int64_t>(dp, 1);
     if (global < 1 || global % per_step != 0)
@@ -76,12 +78,11 @@ Candidate try_machine(const ModelSpec& m, JobSpec job, const HardwareCatalog& ca
         c.why_not = machine.status().message();
         return c;
     }
+    if (auto s = validate_job(m, job, *machine); !s.ok()) {
+        c.why_not = s.message();
+        return c;
+    }
     if (r.global_batch) {
-        if (gpus % (job.tp * job.pp) != 0) {
-            c.why_not =
-                fmt::format("{} GPUs are not a multiple of TP x PP = {}", gpus, job.tp * job.pp);
-            return c;
-        }
         if (auto s = fit_global_batch(job, *machine, *r.global_batch); !s.ok()) {
             c.why_not = s.message();
             return c;
@@ -129,22 +130,29 @@ std::optional<Plan> minimum_gpus(const ModelSpec& m, const JobSpec& job,
                                  const HardwareCatalog& catalog, const SearchRequest& r,
                                  std::string& why_not) {
     const GpuSpec* gpu = catalog.gpu(r.machine.gpu);
-    const int per_node = r.machine.gpus_per_node.value_or(gpu ? gpu->gpus_per_node : 8);
-    const int unit = job.tp * job.pp;
-    std::vector<int> counts;
-    for (int n = unit; n <= std::min(per_node, r.max_gpus); n += unit) counts.push_back(n);
-    const int node_step = std::lcm(per_node, unit);
-    for (int n = node_step; n <= r.max_gpus; n += node_step)
-        if (n > per_node) counts.push_back(n);
-    std::string last;
-    for (int n : counts) {
-        Candidate c = try_machine(m, job, catalog, r, r.machine.gpu, n);
-        if (c.plan && c.why_not.empty()) return std::move(c.plan);
-        if (!c.why_not.empty()) last = fmt::format("{} GPUs: {}", n, c.why_not);
+    const int64_t per_node = r.machine.gpus_per_node.value_or(gpu ? gpu->gpus_per_node : 8);
+    const int64_t unit = int64_t{job.tp} * job.pp;
+    if (unit < 1 || per_node < 1 || r.max_gpus < 1) {
+        why_not = "TP, PP, GPUs per node and --max-gpus must be at least 1";
+        return std::nullopt;
     }
+    std::vector<int64_t> counts;
+    for (int64_t n = unit; n <= std::min<int64_t>(per_node, r.max_gpus); n += unit)
+        counts.push_back(n);
+    const int64_t node_step = std::lcm(per_node, unit);
+    for (int64_t n = node_step; n <= r.max_gpus; n += node_step)
+        if (n > per_node) counts.push_back(n);
+    // The reason the largest count that could be planned fell short says most.
+    std::string planned, other;
+    for (int64_t n : counts) {
+        Candidate c = try_machine(m, job, catalog, r, r.machine.gpu, static_cast<int>(n));
+        if (c.plan && c.why_not.empty()) return std::move(c.plan);
+        (c.plan ? planned : other) = fmt::format("{} GPUs: {}", n, c.why_not);
+    }
+    const std::string& last = planned.empty() ? other : planned;
     why_not = fmt::format("no count up to {} GPUs of {} fits{}{}", r.max_gpus, r.machine.gpu,
                           r.target.any() ? " and meets the target" : "",
-                          last.empty() ? "" : " (largest tried: " + last + ")");
+                          last.empty() ? "" : " (" + last + ")");
     return std::nullopt;
 }
 

@@ -105,7 +105,7 @@ TEST(PlanHfConfig, BadFilesGetOneSentenceNamingFileAndKey) {
     EXPECT_EQ(err(R"({"model_type":"llama","num_hidden_layers":2})"),
               "cfg.json: \"hidden_size\" is missing");
     EXPECT_EQ(err(R"({"model_type":"llama","num_hidden_layers":"32"})"),
-              "cfg.json: \"num_hidden_layers\" is \"32\", not a positive integer");
+              "cfg.json: \"num_hidden_layers\" is \"32\", not a positive integer up to 1e9");
     EXPECT_NE(err(R"({"model_type":"mixtral","num_local_experts":8})").find("mixture-of-experts"),
               std::string::npos);
     EXPECT_NE(err(R"({"model_type":"llama","num_hidden_layers":2,"hidden_size":64,

@@ -220,10 +220,11 @@ efficiency = 0.7
     EXPECT_EQ(c.link("xgmi")->kind, LinkKind::kIntraNode);
 
     auto err = [](const char* text) {
-        auto c = builtin_hardware();
-        auto s = merge_hardware_toml(c, text, "hw.toml");
+        auto fresh = builtin_hardware();
+        auto s = merge_hardware_toml(fresh, text, "hw.toml");
         EXPECT_FALSE(s.ok());
-        EXPECT_EQ(c.gpus.size(), builtin_hardware().gpus.size());  // nothing merged
+        EXPECT_EQ(fresh.gpus.size(), builtin_hardware().gpus.size());  // nothing merged
+        EXPECT_DOUBLE_EQ(fresh.gpu("h100-sxm")->tdp_watts, 700);
         return s.message();
     };
     EXPECT_EQ(err("[gpu.h100-sxm]\nusd_per_hour = 2\n"),

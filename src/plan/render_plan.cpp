@@ -22,6 +22,7 @@ std::string g(double bytes) { return bytes > 0 ? fmt::format("{:.1f}", bytes / k
 std::string money(double usd) {
     if (usd <= 0) return "-";
     if (usd >= 1000) return fmt::format("${:.0f}", usd);
+    if (usd < 1) return fmt::format("${:.2g}", usd);  // cents and below keep two digits
     return fmt::format("${:.2f}", usd);
 }
 

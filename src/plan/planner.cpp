@@ -375,7 +375,12 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
         plan.warnings.push_back(fmt::format("ZeRO-{} needs {} per GPU; the {} has {}", chosen,
                                             gib(plan.memory.total()), machine.gpu.name,
                                             gib(plan.memory.capacity)));
-    else if (plan.memory.headroom() < 0.05 * plan.memory.capacity)
+    if (!plan.memory.fits() && plan.memory.activations > 0.25 * plan.memory.total())
+        plan.warnings.push_back(fmt::format(
+            "activations take {} of it; --recompute selective or full, --tp with sequence "
+            "parallelism, or a smaller --micro-batch or --seq shrink them",
+            gib(plan.memory.activations)));
+    else if (plan.memory.fits() && plan.memory.headroom() < 0.05 * plan.memory.capacity)
         plan.warnings.push_back(
             fmt::format("only {} headroom: allocator fragmentation often takes a few percent",
                         gib(plan.memory.headroom())));

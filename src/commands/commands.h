@@ -11,5 +11,6 @@ std::unique_ptr<Command> make_doctor_command();
 std::unique_ptr<Command> make_collect_command();
 std::unique_ptr<Command> make_topo_command();
 std::unique_ptr<Command> make_plan_command();
+std::unique_ptr<Command> make_tune_command();
 
 }  // namespace trainrig

@@ -115,20 +115,25 @@ Result<std::string> parse_bracket_choice(std::string_view text) {
     return sanitize_text(t.substr(open + 1, close - open - 1));
 }
 
-Result<Rlimit> parse_limits_nofile(std::string_view text) {
+Result<Rlimit> parse_limit(std::string_view text, std::string_view row) {
     for (auto line : split(text, '\n')) {
-        if (!line.starts_with("Max open files")) continue;
-        auto f = split_ws(line.substr(14));
-        if (f.size() < 2) return bad("'Max open files' row has no soft and hard limit");
+        if (!line.starts_with(row)) continue;
+        auto f = split_ws(line.substr(row.size()));
+        if (f.size() < 2) return bad(fmt::format("'{}' row has no soft and hard limit", row));
         auto value = [](std::string_view v) -> std::optional<uint64_t> {
             if (v == "unlimited") return Rlimit::kUnlimited;
             return parse_u64(v);
         };
         auto soft = value(f[0]), hard = value(f[1]);
-        if (!soft || !hard) return bad("'Max open files' limits are not numbers: " + preview(line));
+        if (!soft || !hard)
+            return bad(fmt::format("'{}' limits are not numbers: {}", row, preview(line)));
         return Rlimit{*soft, *hard};
     }
-    return bad("no 'Max open files' row");
+    return bad(fmt::format("no '{}' row", row));
+}
+
+Result<Rlimit> parse_limits_nofile(std::string_view text) {
+    return parse_limit(text, "Max open files");
 }
 
 Result<uint64_t> parse_meminfo_total(std::string_view text) {

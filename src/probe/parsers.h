@@ -35,6 +35,8 @@ Result<std::string> parse_bracket_choice(std::string_view text);
 
 // The "Max open files" row of /proc/PID/limits.
 Result<Rlimit> parse_limits_nofile(std::string_view text);
+// Any row of /proc/<pid>/limits by its name ("Max locked memory").
+Result<Rlimit> parse_limit(std::string_view text, std::string_view row);
 
 // /proc/meminfo "MemTotal:  527999872 kB" -> bytes.
 Result<uint64_t> parse_meminfo_total(std::string_view text);

@@ -1,0 +1,64 @@
+#include "tune/profile.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "core/text.h"
+
+namespace trainrig::tune {
+
+Result<Overrides> parse_overrides(std::string_view text, std::string_view where) {
+    toml::table doc;
+    try {
+        doc = toml::parse(text, where);
+    } catch (const toml::parse_error& e) {
+        return Status{Errc::kInvalidInput,
+                      fmt::format("{} line {}: {}", where, e.source().begin.line, e.description())};
+    }
+    Overrides out;
+    for (const auto& [section, node] : doc) {
+        const std::string name(section.str());
+        const auto* table = node.as_table();
+        if (!table || std::find(profile_names().begin(), profile_names().end(), name) ==
+                          profile_names().end())
+            return Status{Errc::kInvalidInput,
+                          fmt::format("{} line {}: \"{}\" is not a profile table ({})", where,
+                                      node.source().begin.line, name, join(profile_names(), ", "))};
+        auto& into = out[name];
+        for (const auto& [key, value] : *table) {
+            std::string v;
+            if (auto s = value.value<std::string>())
+                v = *s;
+            else if (auto i = value.value_exact<int64_t>())
+                v = std::to_string(*i);
+            else
+                return Status{Errc::kInvalidInput,
+                              fmt::format("{} line {}: [{}] \"{}\" must be a string or an "
+                                          "integer",
+                                          where, value.source().begin.line, name, key.str())};
+            if (v.find('\n') != std::string::npos || v.empty())
+                return Status{Errc::kInvalidInput,
+                              fmt::format("{} line {}: [{}] \"{}\" must be one non-empty line",
+                                          where, value.source().begin.line, name, key.str())};
+            into[std::string(key.str())] = v;
+        }
+    }
+    return out;
+}
+
+Result<Profile> build_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r) {
+    for (const auto& name : r.only)
+        if (std::find(profile_names().begin(), profile_names().end(), name) ==
+            profile_names().end())
+            return Status{Errc::kInvalidInput, fmt::format("--only: \"{}\" is not a profile ({})",
+                                                           name, join(profile_names(), ", "))};
+    Profile p;
+    TRAINRIG_TRY(add_sysctl_profile(s, live, r, p));
+    TRAINRIG_TRY(add_limits_profile(s, live, r, p));
+    TRAINRIG_TRY(add_nccl_profile(s, live, r, p));
+    TRAINRIG_TRY(add_cpu_profile(s, r, p));
+    TRAINRIG_TRY(add_numa_profile(s, r, p));
+    return p;
+}
+
+}  // namespace trainrig::tune

@@ -1,0 +1,84 @@
+// The cpu profile (frequency governor, a live setting) and the numa profile (each GPU's node
+// and CPUs, which `trainrig launch` binds ranks to).
+#include <fmt/format.h>
+
+#include "core/text.h"
+#include "doctor/rule.h"
+#include "tune/profile.h"
+
+namespace trainrig::tune {
+
+Status add_cpu_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
+    if (!r.wants("cpu")) return ok_status();
+    if (!s.cpu_governors.is_known() || s.cpu_governors.value().empty()) {
+        p.notes.push_back(
+            "cpu governor: no cpufreq policies (a VM or a driver without "
+            "cpufreq); left out");
+        return ok_status();
+    }
+    std::string want = "performance";
+    std::string source =
+        "TuneD throughput-performance profile (governor=performance); doctor "
+        "rule cpu.governor";
+    bool overridden = false;
+    if (auto it = r.overrides.find("cpu"); it != r.overrides.end()) {
+        for (const auto& [key, value] : it->second) {
+            if (key != "governor")
+                return {Errc::kInvalidInput,
+                        fmt::format("{}: [cpu] \"{}\" is not one tune manages (governor)",
+                                    r.overrides_file, key)};
+            want = value;
+            source = r.overrides_file;
+            overridden = true;
+        }
+    }
+    std::vector<std::string> parts;
+    for (const auto& [governor, cpus] : s.cpu_governors.value())
+        parts.push_back(s.cpu_governors.value().size() == 1
+                            ? governor
+                            : fmt::format("{} on {} policies", governor, cpus));
+    p.settings.push_back({"cpu", "scaling_governor", want, join(parts, ", "),
+                          "other governors lower the clock between kernel launches and data "
+                          "loading bursts; the input pipeline and NCCL proxy threads run on it",
+                          source, overridden});
+    return ok_status();
+}
+
+Status add_numa_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
+    if (!r.wants("numa")) return ok_status();
+    if (auto it = r.overrides.find("numa"); it != r.overrides.end() && !it->second.empty())
+        return {Errc::kInvalidInput,
+                fmt::format("{}: [numa] has nothing to override; the binding follows the "
+                            "topology (use `trainrig launch --numa none` to turn it off)",
+                            r.overrides_file)};
+    if (!s.topology.is_known() || !is_multi_node(s.topology.value())) {
+        p.notes.push_back("numa: one NUMA node; binding gains nothing; left out");
+        return ok_status();
+    }
+    if (!s.pci_devices.is_known()) return ok_status();
+    for (const auto& d : s.pci_devices.value()) {
+        if (!d.class_code.is_known() || (d.class_code.value() >> 16) != 0x03) continue;
+        int node = d.numa_node.is_known() ? static_cast<int>(d.numa_node.value()) : -1;
+        std::string cpus = d.local_cpulist.is_known() ? d.local_cpulist.value() : "";
+        for (const auto& loc : s.topology.value().pci_locality)
+            if (loc.address == d.address && !loc.numa_nodes.empty()) {
+                node = loc.numa_nodes.front();
+                cpus = loc.cpulist;
+            }
+        if (node < 0) {
+            p.notes.push_back(
+                fmt::format("numa GPU {}: the firmware reports no NUMA node; not "
+                            "bound",
+                            d.address));
+            continue;
+        }
+        p.settings.push_back({"numa", "GPU " + d.address,
+                              fmt::format("node {}, CPUs {}", node, cpus), "not bound",
+                              "ranks bound to their GPU's node read input and stage pinned "
+                              "buffers in local memory (article §2.3)",
+                              "hwloc topology; numactl(8) --cpunodebind/--membind"});
+    }
+    return ok_status();
+}
+
+}  // namespace trainrig::tune

@@ -14,21 +14,22 @@ std::string sysctl_path(const std::string& key) {
     return path;
 }
 
-// The interface of the default route: /proc/net/route's row whose Destination is 00000000.
-std::optional<std::string> default_route(const RootFs& fs) {
-    auto text = fs.read("/proc/net/route", 1 << 20);
-    if (!text) return std::nullopt;
-    for (auto line : split(*text, '\n')) {
+}  // namespace
+
+std::optional<std::string> parse_default_route(std::string_view table) {
+    for (auto line : split(table, '\n')) {
         auto f = split_ws(line);
-        if (f.size() >= 2 && f[1] == "00000000" && f[0] != "Iface") return sanitize_text(f[0]);
+        // Iface Destination Gateway Flags RefCnt Use Metric Mask ...
+        if (f.size() < 8 || f[0] == "Iface" || f[1] != "00000000" || f[7] != "00000000") continue;
+        auto flags = parse_hex(f[3]);
+        if (flags && (*flags & 0x1)) return sanitize_text(f[0]);  // RTF_UP
     }
     return std::nullopt;
 }
 
-}  // namespace
-
 std::vector<std::string> sysctl_keys_of_interest(const Overrides& overrides) {
-    std::vector<std::string> keys = {"vm.swappiness", "kernel.numa_balancing", "fs.file-max"};
+    std::vector<std::string> keys = {"vm.swappiness", "kernel.numa_balancing", "fs.file-max",
+                                     "fs.nr_open"};
     if (auto it = overrides.find("sysctl"); it != overrides.end())
         for (const auto& [key, value] : it->second) keys.push_back(key);
     return keys;
@@ -36,12 +37,14 @@ std::vector<std::string> sysctl_keys_of_interest(const Overrides& overrides) {
 
 LiveState read_live_state(const RootFs& fs, const std::vector<std::string>& sysctl_keys) {
     LiveState live;
+    live.proc_sys = fs.is_dir("/proc/sys");
     for (const auto& key : sysctl_keys)
         if (auto v = fs.read_trimmed(sysctl_path(key)); v.ok())
             live.sysctl[key] = sanitize_text(*v);
     if (auto text = fs.read("/proc/self/limits", 1 << 20); text.ok())
         if (auto l = parse_limit(*text, "Max locked memory"); l.ok()) live.memlock = *l;
-    live.default_route_interface = default_route(fs);
+    if (auto route = fs.read("/proc/net/route", 1 << 20); route.ok())
+        live.default_route_interface = parse_default_route(*route);
     for (const char* path : {kSysctlFile, kLimitsFile, kNcclFile}) {
         auto text = fs.read(path, 1 << 20);
         live.files[path] = text.ok() ? std::optional<std::string>(*text) : std::nullopt;

@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
 #include "core/text.h"
 
 namespace trainrig::tune {
@@ -26,6 +30,19 @@ Result<Overrides> parse_overrides(std::string_view text, std::string_view where)
                                       node.source().begin.line, name, join(profile_names(), ", "))};
         auto& into = out[name];
         for (const auto& [key, value] : *table) {
+            const std::string k(key.str());
+            if (value.is_table())
+                return Status{Errc::kInvalidInput,
+                              fmt::format("{} line {}: [{}] \"{}\" is a table; quote dotted "
+                                          "keys (\"vm.swappiness\" = 10)",
+                                          where, value.source().begin.line, name, k)};
+            if (k.empty() || !std::all_of(k.begin(), k.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./-", c);
+                }))
+                return Status{Errc::kInvalidInput,
+                              fmt::format("{} line {}: [{}] \"{}\" is not a setting name "
+                                          "(letters, digits, _ . / -)",
+                                          where, key.source().begin.line, name, k)};
             std::string v;
             if (auto s = value.value<std::string>())
                 v = *s;
@@ -52,12 +69,21 @@ Result<Profile> build_profile(const Snapshot& s, const LiveState& live, const Tu
             profile_names().end())
             return Status{Errc::kInvalidInput, fmt::format("--only: \"{}\" is not a profile ({})",
                                                            name, join(profile_names(), ", "))};
+    // Every profile is built, so overrides of profiles left out by --only are checked too;
+    // then only the asked ones are kept.
+    TuneRequest all = r;
+    all.only.clear();
     Profile p;
-    TRAINRIG_TRY(add_sysctl_profile(s, live, r, p));
-    TRAINRIG_TRY(add_limits_profile(s, live, r, p));
-    TRAINRIG_TRY(add_nccl_profile(s, live, r, p));
-    TRAINRIG_TRY(add_cpu_profile(s, r, p));
-    TRAINRIG_TRY(add_numa_profile(s, r, p));
+    TRAINRIG_TRY(add_sysctl_profile(s, live, all, p));
+    TRAINRIG_TRY(add_limits_profile(s, live, all, p));
+    TRAINRIG_TRY(add_nccl_profile(s, live, all, p));
+    TRAINRIG_TRY(add_cpu_profile(s, all, p));
+    TRAINRIG_TRY(add_numa_profile(s, all, p));
+    std::erase_if(p.settings, [&](const Setting& x) { return !r.wants(x.profile); });
+    std::erase_if(p.files, [&](const ManagedFile& f) { return !r.wants(f.profile); });
+    std::erase_if(p.notes, [&](const std::string& n) {
+        return !r.wants(n.substr(0, n.find_first_of(" :")));
+    });
     return p;
 }
 

@@ -39,6 +39,7 @@ struct Setting {
 };
 
 struct ManagedFile {
+    std::string profile;                  // the profile that owns it
     std::string path;                     // machine path, e.g. /etc/sysctl.d/99-trainrig.conf
     std::string proposed;                 // the whole content tune would write
     std::optional<std::string> existing;  // what is there now; none = absent
@@ -64,11 +65,14 @@ struct TuneRequest {
 
 // Values the Snapshot does not carry, read through the same root.
 struct LiveState {
+    bool proc_sys = false;                               // /proc/sys could be read at all
     std::map<std::string, std::string> sysctl;           // key -> value, for the keys asked about
     std::optional<Rlimit> memlock;                       // /proc/self/limits "Max locked memory"
     std::optional<std::string> default_route_interface;  // /proc/net/route
     std::map<std::string, std::optional<std::string>> files;  // managed file -> content
 };
+// The interface of the default route in /proc/net/route: destination and mask 0, route up.
+std::optional<std::string> parse_default_route(std::string_view route_table);
 LiveState read_live_state(const RootFs& fs, const std::vector<std::string>& sysctl_keys);
 // The sysctl keys a profile may touch: the defaults and the overrides'.
 std::vector<std::string> sysctl_keys_of_interest(const Overrides& overrides);

@@ -10,7 +10,11 @@ namespace trainrig::tune {
 
 Status add_cpu_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
     if (!r.wants("cpu")) return ok_status();
-    if (!s.cpu_governors.is_known() || s.cpu_governors.value().empty()) {
+    if (!s.cpu_governors.is_known()) {
+        p.notes.push_back("cpu governor: the cpufreq policies could not be read; left out");
+        return ok_status();
+    }
+    if (s.cpu_governors.value().empty()) {
         p.notes.push_back(
             "cpu governor: no cpufreq policies (a VM or a driver without "
             "cpufreq); left out");
@@ -51,7 +55,11 @@ Status add_numa_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
                 fmt::format("{}: [numa] has nothing to override; the binding follows the "
                             "topology (use `trainrig launch --numa none` to turn it off)",
                             r.overrides_file)};
-    if (!s.topology.is_known() || !is_multi_node(s.topology.value())) {
+    if (!s.topology.is_known()) {
+        p.notes.push_back("numa: the topology could not be read; left out");
+        return ok_status();
+    }
+    if (!is_multi_node(s.topology.value())) {
         p.notes.push_back("numa: one NUMA node; binding gains nothing; left out");
         return ok_status();
     }
@@ -73,7 +81,7 @@ Status add_numa_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
             continue;
         }
         p.settings.push_back({"numa", "GPU " + d.address,
-                              fmt::format("node {}, CPUs {}", node, cpus), "not bound",
+                              fmt::format("node {}, CPUs {}", node, cpus), std::nullopt,
                               "ranks bound to their GPU's node read input and stage pinned "
                               "buffers in local memory (article §2.3)",
                               "hwloc topology; numactl(8) --cpunodebind/--membind"});

@@ -29,7 +29,8 @@ Status add_limits_profile(const Snapshot& s, const LiveState& live, const TuneRe
         want["memlock"] = "unlimited";
         why["memlock"] =
             "RDMA memory registration (InfiniBand, GPUDirect RDMA) counts against "
-            "RLIMIT_MEMLOCK and fails with ENOMEM at the 8 MiB default "
+            "RLIMIT_MEMLOCK and fails with ENOMEM at the default (8 MiB since Linux 5.16, "
+            "64 KiB before) "
             "(rdma-core ibv_reg_mr(3); NVIDIA MLNX_OFED docs)";
     } else {
         p.notes.push_back(
@@ -49,6 +50,20 @@ Status add_limits_profile(const Snapshot& s, const LiveState& live, const TuneRe
                         fmt::format("{}: [limits] {} = \"{}\" is not a number or "
                                     "\"unlimited\"",
                                     r.overrides_file, key, value)};
+            if (key == "nofile") {
+                // RLIMIT_NOFILE cannot exceed fs.nr_open: setrlimit fails and pam_limits may
+                // refuse the login.
+                auto nr_open = live.sysctl.count("fs.nr_open")
+                                   ? parse_u64(live.sysctl.at("fs.nr_open"))
+                                   : std::nullopt;
+                if (value == "unlimited" ||
+                    (nr_open && parse_u64(value) && *parse_u64(value) > *nr_open))
+                    return {Errc::kInvalidInput,
+                            fmt::format("{}: [limits] nofile = {} is above fs.nr_open ({}): "
+                                        "logins would fail to set it",
+                                        r.overrides_file, value,
+                                        nr_open ? std::to_string(*nr_open) : "finite")};
+            }
             want[key] = value;
             why[key] = "set in the overrides file";
             overridden.insert(key);
@@ -57,21 +72,35 @@ Status add_limits_profile(const Snapshot& s, const LiveState& live, const TuneRe
     std::string file =
         "# Managed by `trainrig tune` (docs/tuning.md). Applies to new login sessions;\n"
         "# systemd services and containers need LimitNOFILE=/LimitMEMLOCK= or --ulimit.\n";
-    for (const auto& [key, value] : want) {
+    for (const auto& [key, wanted] : want) {
         std::optional<Rlimit> now;
         if (key == "nofile" && s.nofile.is_known()) now = s.nofile.value();
-        if (key == "memlock") now = live.memlock;
-        file += fmt::format("\n# {}\n", why[key]);
+        if (key == "memlock" && live.memlock) {
+            // /proc/<pid>/limits counts bytes; limits.conf(5) memlock is in KiB.
+            now = *live.memlock;
+            for (auto* v : {&now->soft, &now->hard})
+                if (*v != Rlimit::kUnlimited) *v /= 1024;
+        }
+        file += fmt::format("\n# {}{}\n", why[key], key == "memlock" ? " (KiB)" : "");
         for (const char* kind : {"soft", "hard"}) {
             std::optional<std::string> was;
-            if (now) was = limit_text(std::string(kind) == "soft" ? now->soft : now->hard);
+            std::string value = wanted;
+            if (now) {
+                const uint64_t have = std::string(kind) == "soft" ? now->soft : now->hard;
+                was = limit_text(have);
+                // Never lower a limit the machine already has above ours.
+                auto mine = parse_u64(wanted);
+                if (!overridden.count(key) && mine && have != Rlimit::kUnlimited && have > *mine)
+                    value = *was;
+                if (!overridden.count(key) && have == Rlimit::kUnlimited) value = "unlimited";
+            }
             p.settings.push_back({"limits", fmt::format("* {} {}", kind, key), value, was, why[key],
                                   overridden.count(key) ? r.overrides_file : "limits.conf(5)",
                                   overridden.count(key) > 0});
             file += fmt::format("* {} {} {}\n", kind, key, value);
         }
     }
-    p.files.push_back({kLimitsFile, file,
+    p.files.push_back({"limits", kLimitsFile, file,
                        live.files.count(kLimitsFile) ? live.files.at(kLimitsFile) : std::nullopt});
     return ok_status();
 }

@@ -3,6 +3,10 @@
 // without InfiniBand. Never a variable that switches a transport off.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
 #include "core/text.h"
 #include "doctor/nccl_env_problems.h"
 #include "tune/profile.h"
@@ -20,6 +24,25 @@ bool torch_before_2_2(const Snapshot& s) {
     if (parts.size() < 2) return false;
     auto major = parse_i64(parts[0]), minor = parse_i64(parts[1]);
     return major && minor && (*major < 2 || (*major == 2 && *minor < 2));
+}
+
+// The file is sourced by a shell: a value with anything but plain characters is single-quoted,
+// so a value can never run a command.
+std::string shell_quote(const std::string& v) {
+    const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_.,:/=+@%^-", c);
+    });
+    if (plain) return v;
+    std::string out = "'";
+    for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+bool variable_name(const std::string& k) {
+    return !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
+        return std::isupper(static_cast<unsigned char>(c)) ||
+               std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+    });
 }
 
 }  // namespace
@@ -44,7 +67,8 @@ Status add_nccl_profile(const Snapshot& s, const LiveState& live, const TuneRequ
         }
         out.push_back({"nccl", problem.key, "(unset)", now(problem.key), problem.why,
                        "doctor rule nccl.env; " + std::string(kNcclDocs)});
-        if (!problem.rename_to.empty())
+        // The new name, unless it is set already: then PyTorch uses that value, and it stays.
+        if (!problem.rename_to.empty() && !now(problem.rename_to))
             out.push_back({"nccl", problem.rename_to, vars.at(problem.key), now(problem.rename_to),
                            "the current name of " + problem.key, "PyTorch ProcessGroupNCCL"});
     }
@@ -67,8 +91,9 @@ Status add_nccl_profile(const Snapshot& s, const LiveState& live, const TuneRequ
     }
     if (auto it = r.overrides.find("nccl"); it != r.overrides.end()) {
         for (const auto& [key, value] : it->second) {
-            if (!key.starts_with("NCCL_") && !key.starts_with("TORCH_NCCL_") &&
-                !key.starts_with("TORCH_DISTRIBUTED_"))
+            if (!variable_name(key) ||
+                (!key.starts_with("NCCL_") && !key.starts_with("TORCH_NCCL_") &&
+                 !key.starts_with("TORCH_DISTRIBUTED_")))
                 return {Errc::kInvalidInput,
                         fmt::format("{}: [nccl] \"{}\" is not an NCCL_, TORCH_NCCL_ or "
                                     "TORCH_DISTRIBUTED_ variable",
@@ -84,14 +109,15 @@ Status add_nccl_profile(const Snapshot& s, const LiveState& live, const TuneRequ
         }
     }
     std::string file =
-        "# Managed by `trainrig tune` (docs/tuning.md). `trainrig launch` applies it; a shell\n"
-        "# can too: set -a; . /etc/trainrig/nccl.env; set +a\n";
+        "# Managed by `trainrig tune` (docs/tuning.md). Source it before a job:\n"
+        "#   set -a; . /etc/trainrig/nccl.env; set +a\n";
     if (out.empty()) file += "\n# Nothing to set: NCCL's own choices suit this machine.\n";
     for (const auto& x : out)
-        file += fmt::format("\n# {} ({})\n{}\n", x.reason, x.source,
-                            x.value == "(unset)" ? "unset " + x.key : x.key + "=" + x.value);
-    p.files.push_back(
-        {kNcclFile, file, live.files.count(kNcclFile) ? live.files.at(kNcclFile) : std::nullopt});
+        file += fmt::format(
+            "\n# {} ({})\n{}\n", x.reason, x.source,
+            x.value == "(unset)" ? "unset " + x.key : x.key + "=" + shell_quote(x.value));
+    p.files.push_back({"nccl", kNcclFile, file,
+                       live.files.count(kNcclFile) ? live.files.at(kNcclFile) : std::nullopt});
     p.settings.insert(p.settings.end(), out.begin(), out.end());
     return ok_status();
 }

@@ -18,6 +18,15 @@ constexpr int64_t kFileMax = 1048576;
 Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r,
                           Profile& p) {
     if (!r.wants("sysctl")) return ok_status();
+    if (!live.proc_sys) {
+        if (r.overrides.count("sysctl"))
+            return {Errc::kInvalidInput,
+                    fmt::format("{}: [sysctl] cannot be checked: /proc/sys is not readable "
+                                "here",
+                                r.overrides_file)};
+        p.notes.push_back("sysctl: /proc/sys is not readable; the kernel's settings are unknown");
+        return ok_status();
+    }
     std::vector<Setting> out;
     auto add = [&](const std::string& key, const std::string& value, std::string reason,
                    std::string source) {
@@ -28,12 +37,24 @@ Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRe
         }
         out.push_back({"sysctl", key, value, it->second, std::move(reason), std::move(source)});
     };
-    add("vm.swappiness", "10",
-        "above 10 the kernel swaps out trainer and data-loader memory under page-cache "
-        "pressure (the default is 60)",
-        "TuneD throughput-performance profile (vm.swappiness=10); doctor rule kernel.swappiness");
+    // Lower only: doctor passes anything up to 10 and its remedy writes 1.
+    if (auto it = live.sysctl.find("vm.swappiness"); it != live.sysctl.end()) {
+        auto v = parse_i64(it->second);
+        if (v && *v <= 10)
+            p.notes.push_back(fmt::format("sysctl vm.swappiness: {} already; kept", *v));
+        else
+            add("vm.swappiness", "10",
+                "above 10 the kernel swaps out trainer and data-loader memory under page-cache "
+                "pressure (the default is 60)",
+                "TuneD throughput-performance profile (vm.swappiness=10); doctor rule "
+                "kernel.swappiness");
+    } else {
+        add("vm.swappiness", "10", "", "");  // notes that the kernel lacks it
+    }
     const bool multi_numa = s.topology.is_known() && is_multi_node(s.topology.value());
-    if (multi_numa)
+    if (!s.topology.is_known())
+        p.notes.push_back("sysctl kernel.numa_balancing: the topology is unknown; left out");
+    else if (multi_numa)
         add("kernel.numa_balancing", "0",
             "automatic NUMA balancing unmaps pages to sample access and migrates them, which "
             "stalls ranks that `trainrig launch` binds to their GPU's node",
@@ -75,7 +96,7 @@ Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRe
         "# Managed by `trainrig tune` (docs/tuning.md): every setting with its reason.\n";
     for (const auto& x : out)
         file += fmt::format("\n# {} ({})\n{} = {}\n", x.reason, x.source, x.key, x.value);
-    p.files.push_back({kSysctlFile, file,
+    p.files.push_back({"sysctl", kSysctlFile, file,
                        live.files.count(kSysctlFile) ? live.files.at(kSysctlFile) : std::nullopt});
     p.settings.insert(p.settings.end(), out.begin(), out.end());
     return ok_status();

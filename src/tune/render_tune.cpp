@@ -13,7 +13,11 @@ std::vector<std::string> lines_of(const std::string& text) {
     size_t start = 0;
     while (start < text.size()) {
         size_t end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
+        if (end == std::string::npos) {
+            // A last line without its newline differs from one with it, as diff(1) says.
+            out.emplace_back(text.substr(start) + "\n\\ No newline at end of file");
+            break;
+        }
         out.emplace_back(text.substr(start, end - start));
         start = end + 1;
     }
@@ -74,7 +78,7 @@ std::string render_show(const Profile& p) {
             out +=
                 fmt::format("{}[{}] {}\n", out.empty() ? "" : "\n", x.profile, file_of(x.profile));
         }
-        const std::string now = x.live ? *x.live : "not set";
+        const std::string now = x.live ? *x.live : "not set or unknown";
         out += fmt::format("  {} = {}   (now: {}{})\n      why: {}\n      source: {}\n", x.key,
                            x.value, now, x.changes() ? "" : ", unchanged", x.reason, x.source);
     }
@@ -89,7 +93,12 @@ std::string render_diff(const Profile& p) {
     std::string out;
     for (const auto& f : p.files) {
         if (f.existing && *f.existing == f.proposed) continue;
-        out += fmt::format("--- {}{}\n+++ {}\n", f.path, f.existing ? "" : " (absent)", f.path);
+        // One hunk with the whole file as context: the files are short, and patch(1) applies it.
+        const auto old_lines = lines_of(f.existing.value_or("")).size();
+        const auto new_lines = lines_of(f.proposed).size();
+        out +=
+            fmt::format("--- {}\n+++ {}\n@@ -{},{} +{},{} @@\n", f.existing ? f.path : "/dev/null",
+                        f.path, old_lines ? 1 : 0, old_lines, new_lines ? 1 : 0, new_lines);
         out += line_diff(f.existing.value_or(""), f.proposed);
     }
     std::string live;

@@ -11,6 +11,7 @@ namespace {
 
 LiveState live_of(std::map<std::string, std::string> sysctl) {
     LiveState l;
+    l.proc_sys = true;
     l.sysctl = std::move(sysctl);
     return l;
 }
@@ -52,8 +53,31 @@ TEST(TuneSysctl, KeysTheKernelLacksAreLeftOutAndSaidSo) {
     for (const auto& n : p.notes) noted |= n.find("kernel.numa_balancing") != std::string::npos;
     EXPECT_TRUE(noted);
     const auto q = build(test::healthy(), live_of({{"vm.swappiness", "60"}}));
+    noted = false;
     for (const auto& n : q.notes) noted |= n.find("no such key") != std::string::npos;
+    EXPECT_TRUE(noted);
     EXPECT_EQ(find(q, "kernel.numa_balancing"), nullptr);
+}
+
+TEST(TuneSysctl, SwappinessIsOnlyEverLowered) {
+    // doctor passes up to 10 and its remedy writes 1: tune must not raise it back.
+    const auto p = build(test::healthy(), live_of({{"vm.swappiness", "1"}}));
+    EXPECT_EQ(find(p, "vm.swappiness"), nullptr);
+}
+
+TEST(TuneSysctl, UnreadableProcSysIsUnknownNotAbsent) {
+    auto s = test::healthy();
+    s.topology = Fact<Topology>::absent();
+    s.cpu_governors = Fact<std::map<std::string, int>>::absent();
+    LiveState nothing;
+    const auto p = build(s, nothing);
+    for (const auto& x : p.settings) EXPECT_NE(x.profile, "sysctl");
+    std::string all;
+    for (const auto& n : p.notes) all += n + "\n";
+    EXPECT_NE(all.find("/proc/sys is not readable"), std::string::npos) << all;
+    EXPECT_NE(all.find("cpufreq policies could not be read"), std::string::npos) << all;
+    EXPECT_NE(all.find("topology could not be read"), std::string::npos) << all;
+    EXPECT_EQ(all.find("no such key"), std::string::npos) << all;
 }
 
 TEST(TuneSysctl, FileContentListsEveryKeyWithItsReason) {
@@ -106,6 +130,25 @@ TEST(TuneOverrides, ReplaceAddAndRefuse) {
               "site.toml line 1: \"gpu\" is not a profile table (sysctl, limits, nccl, cpu, numa)");
     EXPECT_EQ(refuse("[cpu]\ngovernor = 1.5\n"),
               "site.toml line 2: [cpu] \"governor\" must be a string or an integer");
+    EXPECT_EQ(refuse("[sysctl]\nvm.swappiness = 5\n"),
+              "site.toml line 2: [sysctl] \"vm\" is a table; quote dotted keys "
+              "(\"vm.swappiness\" = 10)");
+    EXPECT_EQ(refuse("[nccl]\n\"NCCL_DEBUG\\nrm -rf ~\" = \"INFO\"\n"),
+              "site.toml line 2: [nccl] \"NCCL_DEBUG\nrm -rf ~\" is not a setting name (letters, "
+              "digits, _ . / -)");
+    EXPECT_EQ(refuse("[limits]\nnofile = \"unlimited\"\n"),
+              "site.toml: [limits] nofile = unlimited is above fs.nr_open (finite): logins "
+              "would fail to set it");
+    // Overrides of profiles --only leaves out are still checked.
+    auto bad = parse_overrides("[nccl]\nNCCL_P2P_DISABLE = 1\n", "site.toml");
+    TuneRequest only_sysctl;
+    only_sysctl.overrides = *bad;
+    only_sysctl.only = {"sysctl"};
+    EXPECT_FALSE(build_profile(test::healthy(), kStock, only_sysctl).ok());
+    // An empty file changes nothing.
+    auto empty = parse_overrides("", "site.toml");
+    ASSERT_TRUE(empty.ok());
+    EXPECT_TRUE(empty->empty());
 }
 
 TEST(TuneNccl, HarmfulVariablesRemovedAndRenamedOnesRenamed) {
@@ -120,6 +163,21 @@ TEST(TuneNccl, HarmfulVariablesRemovedAndRenamedOnesRenamed) {
     const auto& file = p.files[2].proposed;
     EXPECT_NE(file.find("\nunset NCCL_P2P_DISABLE\n"), std::string::npos);
     EXPECT_NE(file.find("\nTORCH_NCCL_ASYNC_ERROR_HANDLING=1\n"), std::string::npos);
+
+    // Both names set: PyTorch uses the new one; only the old one goes.
+    auto both = s;
+    both.environment.value().vars["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "3";
+    const auto b = build(both, kStock);
+    EXPECT_EQ(find(b, "NCCL_ASYNC_ERROR_HANDLING")->value, "(unset)");
+    EXPECT_EQ(find(b, "TORCH_NCCL_ASYNC_ERROR_HANDLING"), nullptr);
+
+    // A value from the environment with shell characters is quoted, never run.
+    auto hostile = s;
+    hostile.environment.value().vars = {{"NCCL_ASYNC_ERROR_HANDLING", "1; touch /tmp/x"}};
+    const auto h = build(hostile, kStock);
+    EXPECT_NE(h.files[2].proposed.find("\nTORCH_NCCL_ASYNC_ERROR_HANDLING='1; touch /tmp/x'\n"),
+              std::string::npos)
+        << h.files[2].proposed;
 
     // PyTorch 2.1 reads only the old name: kept.
     SoftwareStack stack;
@@ -148,12 +206,16 @@ TEST(TuneLimits, MemlockOnlyWithRdma) {
     auto ib = test::healthy();
     ib.infiniband = Fact<std::vector<std::string>>::known({"mlx5_0"});
     auto live = kStock;
-    live.memlock = Rlimit{8388608, 8388608};
+    live.memlock = Rlimit{8388608, 8388608};  // bytes in /proc; KiB in limits.conf
     const auto p = build(ib, live);
     ASSERT_NE(find(p, "* hard memlock"), nullptr);
-    EXPECT_EQ(find(p, "* hard memlock")->live, "8388608");
+    EXPECT_EQ(find(p, "* hard memlock")->live, "8192");
     EXPECT_EQ(find(p, "* soft nofile")->live, "1048576");
     EXPECT_FALSE(find(p, "* soft nofile")->changes());
+    // Never lowered: a machine with more keeps it.
+    auto big = test::healthy();
+    big.nofile = Fact<Rlimit>::known({4194304, 4194304});
+    EXPECT_EQ(find(build(big, kStock), "* hard nofile")->value, "4194304");
 }
 
 TEST(TuneCpuNuma, GovernorAndPerGpuBinding) {
@@ -166,7 +228,9 @@ TEST(TuneCpuNuma, GovernorAndPerGpuBinding) {
     EXPECT_TRUE(find(p, "scaling_governor")->changes());
     size_t gpus = 0;
     for (const auto& x : p.settings) gpus += x.profile == "numa";
-    EXPECT_EQ(gpus, s.pci_devices.value().size());
+    EXPECT_EQ(gpus, 4u);  // the healthy machine's four GPUs, two per node
+    EXPECT_EQ(find(p, "GPU 0000:81:00.0")->value, "node 1, CPUs 16-31");
+    EXPECT_FALSE(find(p, "GPU 0000:81:00.0")->live.has_value());
 }
 
 TEST(TuneProfile, OnlySelectsProfilesAndRejectsUnknownNames) {
@@ -180,11 +244,22 @@ TEST(TuneProfile, OnlySelectsProfilesAndRejectsUnknownNames) {
               "--only: \"kernel\" is not a profile (sysctl, limits, nccl, cpu, numa)");
 }
 
+TEST(TuneNccl, DefaultRouteIsTheUpRouteWithZeroMask) {
+    const char* table =
+        "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"
+        "docker0\t00000000\t00000000\t0000\t0\t0\t0\t00000000\t0\t0\t0\n"
+        "ens3f0\t00000000\t0101A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+        "ens3f0\t0001A8C0\t00000000\t0001\t0\t0\t100\t00FFFFFF\t0\t0\t0\n";
+    EXPECT_EQ(parse_default_route(table), "ens3f0");  // docker0's row is down
+    EXPECT_FALSE(parse_default_route("Iface\tDestination\n"));
+}
+
 TEST(TuneDiff, LineDiffAndNoDifferences) {
     EXPECT_EQ(line_diff("a\nb\nc\n", "a\nx\nc\n"), " a\n-b\n+x\n c\n");
     EXPECT_EQ(line_diff("", "a\n"), "+a\n");
+    EXPECT_EQ(line_diff("a", "a\n"), "-a\n\\ No newline at end of file\n+a\n");
     Profile same;
-    same.files.push_back({kSysctlFile, "x\n", std::string("x\n")});
+    same.files.push_back({"sysctl", kSysctlFile, "x\n", std::string("x\n")});
     EXPECT_EQ(change_count(same), 0u);
     EXPECT_EQ(render_diff(same), "No differences: this machine has the profile.\n");
 }

@@ -2,14 +2,18 @@
 // environment, CPU governor, NUMA binding), each setting with its reason and source, and what
 // would change. Computed from the same facts `doctor` reads; reads only, needs no root.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
+#include <map>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "core/user_file.h"
 #include "probe/collect.h"
+#include "tune/apply.h"
 #include "tune/render_tune.h"
 
 namespace trainrig {
@@ -20,8 +24,8 @@ class TuneCommand : public Command {
 public:
     const char* name() const override { return "tune"; }
     const char* summary() const override {
-        return "Show the tuning profile for this machine and how it differs (sysctl, limits, NCCL, "
-               "CPU, NUMA)";
+        return "Show, diff, apply and roll back this machine's tuning profile (sysctl, limits, "
+               "NCCL, CPU, NUMA)";
     }
     void declare(CLI::App& app) override {
         show_ = app.add_subcommand("show",
@@ -30,8 +34,28 @@ public:
         diff_ = app.add_subcommand("diff",
                                    "The files tune manages as a unified diff, then the "
                                    "live values that would change");
+        apply_ = app.add_subcommand("apply",
+                                    "Back up, then write the profile's files and live "
+                                    "values (root; --root for a machine tree)");
+        rollback_ = app.add_subcommand("rollback",
+                                       "Restore the state before the latest apply "
+                                       "(or backup ID): files byte for byte, live values");
+        status_ = app.add_subcommand("status",
+                                     "Applied profiles, newest first, and what drifted "
+                                     "since");
         app.require_subcommand(1);
-        for (auto* sub : {show_, diff_}) {
+        apply_->add_flag("--dry-run", dry_run_,
+                         "Show what would be changed and backed up; change "
+                         "nothing");
+        rollback_->add_option("id", backup_id_, "Backup to restore (default: the latest)");
+        for (auto* sub : {rollback_, status_}) {
+            sub->add_option("--root", collect_.root,
+                            "Act on the machine tree under DIR instead of /")
+                ->envname("TRAINRIG_ROOT")
+                ->type_name("DIR");
+            declare_output_options(*sub, output_);
+        }
+        for (auto* sub : {show_, diff_, apply_}) {
             declare_machine_options(*sub, collect_);
             declare_output_options(*sub, output_);
             sub->add_option("--only", only_,
@@ -50,6 +74,8 @@ public:
     }
 
     int run(const GlobalOptions&) override {
+        const RootFs rootfs(collect_.root);
+        if (rollback_->parsed() || status_->parsed()) return run_restore(rootfs);
         tune::TuneRequest request;
         request.only = {only_.begin(), only_.end()};
         request.multi_node = multi_node_;
@@ -64,11 +90,11 @@ public:
         collect_.torch = request.wants("nccl");  // renames depend on the PyTorch version
         auto snap = collect_snapshot(collect_);
         if (!snap) return print_error(name(), snap.status());
-        const RootFs fs(collect_.root);
         const auto live =
-            tune::read_live_state(fs, tune::sysctl_keys_of_interest(request.overrides));
+            tune::read_live_state(rootfs, tune::sysctl_keys_of_interest(request.overrides));
         auto profile = tune::build_profile(*snap, live, request);
         if (!profile) return print_error(name(), profile.status());
+        if (apply_->parsed()) return run_apply(rootfs, *profile);
         std::string text;
         if (json_)
             text = tune::profile_to_json(*profile).dump(2) + "\n";
@@ -79,8 +105,93 @@ public:
     }
 
 private:
+    int run_apply(const RootFs& rootfs, const tune::Profile& profile) {
+        const auto changes = tune::plan_changes(profile, rootfs);
+        if (changes.empty()) return emit("Nothing to change: this machine has the profile.\n");
+        const std::string text = describe(changes);
+        if (dry_run_)
+            return emit("tune apply would make these changes (--dry-run: none made):\n" + text);
+        if (rootfs.is_live() && ::geteuid() != 0)
+            return print_error(name(), {Errc::kPermission,
+                                        "tune apply changes /etc, /proc/sys and /sys: run it as "
+                                        "root",
+                                        "`trainrig tune apply --dry-run` shows the changes"});
+        std::string id = tune::backup_id_now();
+        for (int n = 2;
+             std::filesystem::exists(rootfs.host_path(std::string(tune::kBackupDir) + "/" + id));
+             ++n)
+            id = tune::backup_id_now() + "-" + std::to_string(n);
+        auto report = tune::apply_changes(changes, rootfs, id);
+        if (!report) return print_error(name(), report.status());
+        return emit(
+            fmt::format("Applied {} change(s); backup {}/{} (`trainrig tune rollback` "
+                        "restores it):\n{}",
+                        changes.size(), tune::kBackupDir, id, text));
+    }
+
+    // One line per change; the per-CPU-policy governor writes as one line.
+    static std::string describe(const std::vector<tune::Change>& changes) {
+        std::string text;
+        std::map<std::string, int> governors;  // "from -> to" -> policies
+        for (const auto& c : changes) {
+            if (c.kind == tune::Change::Kind::kFile)
+                text += fmt::format("  {} {}\n", c.before ? "replace" : "create", c.path);
+            else if (c.label.ends_with(" scaling_governor"))
+                ++governors[fmt::format("{} -> {}", c.before.value_or("?"), c.after)];
+            else
+                text += fmt::format("  {}: {} -> {}\n", c.label, c.before.value_or("?"), c.after);
+        }
+        for (const auto& [change, n] : governors)
+            text += fmt::format("  scaling_governor on {} CPU policies: {}\n", n, change);
+        return text;
+    }
+
+    int run_restore(const RootFs& rootfs) {
+        if (rollback_->parsed()) {
+            if (rootfs.is_live() && ::geteuid() != 0)
+                return print_error(name(), {Errc::kPermission,
+                                            "tune rollback changes /etc, /proc/sys and /sys: run "
+                                            "it as root"});
+            auto r = tune::rollback(rootfs, backup_id_);
+            if (!r) return print_error(name(), r.status());
+            if (!r->nothing.empty()) return emit("Nothing to roll back: " + r->nothing + ".\n");
+            std::string text = fmt::format("Restored the state before {} ({} item(s)):\n",
+                                           r->backup_id, r->restored.size());
+            int governors = 0;
+            for (const auto& label : r->restored) {
+                if (label.ends_with(" scaling_governor"))
+                    ++governors;
+                else
+                    text += "  " + label + "\n";
+            }
+            if (governors)
+                text += fmt::format("  scaling_governor on {} CPU policies\n", governors);
+            return emit(text);
+        }
+        auto r = tune::tune_status(rootfs);
+        if (!r) return print_error(name(), r.status());
+        if (r->lines.empty()) return emit("No profile has been applied here.\n");
+        std::string text = "Backups (newest first):\n";
+        for (const auto& l : r->lines) text += "  " + l + "\n";
+        if (!r->drift.empty()) {
+            text += "Drift since the latest apply:\n";
+            for (const auto& d : r->drift) text += "  " + d + "\n";
+        }
+        return emit(text, r->drift.empty() ? 0 : 1);
+    }
+
+    int emit(const std::string& text, int code = 0) {
+        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
+        return code;
+    }
+
     CLI::App* show_ = nullptr;
     CLI::App* diff_ = nullptr;
+    CLI::App* apply_ = nullptr;
+    CLI::App* rollback_ = nullptr;
+    CLI::App* status_ = nullptr;
+    bool dry_run_ = false;
+    std::optional<std::string> backup_id_;
     CollectOptions collect_;
     OutputOptions output_;
     std::vector<std::string> only_;

@@ -37,19 +37,16 @@ Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRe
         }
         out.push_back({"sysctl", key, value, it->second, std::move(reason), std::move(source)});
     };
-    // Lower only: doctor passes anything up to 10 and its remedy writes 1.
-    if (auto it = live.sysctl.find("vm.swappiness"); it != live.sysctl.end()) {
-        auto v = parse_i64(it->second);
-        if (v && *v <= 10)
-            p.notes.push_back(fmt::format("sysctl vm.swappiness: {} already; kept", *v));
-        else
-            add("vm.swappiness", "10",
-                "above 10 the kernel swaps out trainer and data-loader memory under page-cache "
-                "pressure (the default is 60)",
-                "TuneD throughput-performance profile (vm.swappiness=10); doctor rule "
-                "kernel.swappiness");
-    } else {
-        add("vm.swappiness", "10", "", "");  // notes that the kernel lacks it
+    // At most 10, never raised: doctor passes anything up to 10 and its remedy writes 1. A
+    // lower value is written as it is, so applying twice writes the same file.
+    {
+        auto it = live.sysctl.find("vm.swappiness");
+        auto v = it == live.sysctl.end() ? std::nullopt : parse_i64(it->second);
+        add("vm.swappiness", std::to_string(v ? std::min<int64_t>(*v, 10) : 10),
+            "above 10 the kernel swaps out trainer and data-loader memory under page-cache "
+            "pressure (the default is 60); a lower value is kept",
+            "TuneD throughput-performance profile (vm.swappiness=10); doctor rule "
+            "kernel.swappiness");
     }
     const bool multi_numa = s.topology.is_known() && is_multi_node(s.topology.value());
     if (!s.topology.is_known())
@@ -63,10 +60,14 @@ Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRe
     else
         p.notes.push_back(
             "sysctl kernel.numa_balancing: one NUMA node, nothing to balance; left out");
+    // Raised when below ours; kept in the file once tune wrote it (applying twice is once).
     if (auto it = live.sysctl.find("fs.file-max"); it != live.sysctl.end()) {
         auto v = parse_i64(it->second);
-        if (v && *v < kFileMax)
-            add("fs.file-max", std::to_string(kFileMax),
+        const auto mine = live.files.find(kSysctlFile);
+        const bool written = mine != live.files.end() && mine->second &&
+                             mine->second->find("\nfs.file-max = ") != std::string::npos;
+        if (v && (*v < kFileMax || written))
+            add("fs.file-max", std::to_string(std::max<int64_t>(*v, kFileMax)),
                 "data-loader workers, NCCL sockets and checkpoint shards need many descriptors",
                 "doctor rule files.nofile");
     }

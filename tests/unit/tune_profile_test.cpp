@@ -62,7 +62,8 @@ TEST(TuneSysctl, KeysTheKernelLacksAreLeftOutAndSaidSo) {
 TEST(TuneSysctl, SwappinessIsOnlyEverLowered) {
     // doctor passes up to 10 and its remedy writes 1: tune must not raise it back.
     const auto p = build(test::healthy(), live_of({{"vm.swappiness", "1"}}));
-    EXPECT_EQ(find(p, "vm.swappiness"), nullptr);
+    EXPECT_EQ(find(p, "vm.swappiness")->value, "1");
+    EXPECT_FALSE(find(p, "vm.swappiness")->changes());
 }
 
 TEST(TuneSysctl, UnreadableProcSysIsUnknownNotAbsent) {

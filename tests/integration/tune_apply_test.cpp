@@ -1,0 +1,165 @@
+// `tune apply` and `tune rollback` inside a copy of a machine tree: a round trip restores every
+// byte; apply killed (SIGKILL) after any step, and rollback killed part way, still end in the
+// original state; applying twice is applying once; rollback twice is a clear no-op.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "run_binary.h"
+
+namespace trainrig::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every regular file and symlink under `root` (relative path -> content or link target), the
+// backup store left out.
+std::map<std::string, std::string> tree(const fs::path& root) {
+    std::map<std::string, std::string> out;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+         ++it) {
+        const auto rel = fs::relative(it->path(), root).string();
+        if (rel == "var" || rel.starts_with("var/")) continue;  // the backup store
+        if (it->is_symlink())
+            out[rel] = "-> " + fs::read_symlink(it->path()).string();
+        else if (it->is_regular_file())
+            out[rel] = slurp(it->path());
+        else if (it->is_directory())
+            out[rel + "/"] = "";
+    }
+    return out;
+}
+
+// The paths whose content differs between two trees (empty: identical).
+std::string differences(const std::map<std::string, std::string>& a,
+                        const std::map<std::string, std::string>& b) {
+    std::string out;
+    for (const auto& [path, content] : a) {
+        auto it = b.find(path);
+        if (it == b.end())
+            out += "  missing " + path + "\n";
+        else if (it->second != content)
+            out += "  changed " + path + "\n";
+    }
+    for (const auto& [path, content] : b)
+        if (!a.count(path)) out += "  added " + path + "\n";
+    return out;
+}
+
+class TuneApply : public ::testing::Test {
+protected:
+    void SetUp() override {
+        root_ = fs::temp_directory_path() / ("tune-apply-" + std::to_string(::getpid()));
+        original_ = tree(fixture("article-box"));
+    }
+    void TearDown() override { fs::remove_all(root_); }
+    // A fresh copy of the article's box, with a managed file already there (no final newline:
+    // restored byte for byte).
+    void fresh() {
+        fs::remove_all(root_);
+        fs::copy(fixture("article-box"), root_,
+                 fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+        std::ofstream(root_ / "etc/sysctl.d/99-trainrig.conf")
+            << "# the admin's own\nvm.swappiness = 5";
+        original_ = tree(root_);
+    }
+    RunResult tune(const std::string& args, const std::string& env = "") {
+        return run_trainrig("tune " + args + " --root " + root_.string(), env);
+    }
+    fs::path root_;
+    std::map<std::string, std::string> original_;
+};
+
+TEST_F(TuneApply, RoundTripIsByteIdenticalAndIdempotent) {
+    fresh();
+    auto r = tune("apply");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("scaling_governor on 64 CPU policies: schedutil -> performance"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(slurp(root_ / "proc/sys/vm/swappiness"), "10\n");
+    EXPECT_NE(differences(original_, tree(root_)), "");
+    r = tune("apply");
+    EXPECT_EQ(r.out, "Nothing to change: this machine has the profile.\n");  // twice = once
+    r = tune("status");
+    EXPECT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find(": applied, "), std::string::npos);
+    std::ofstream(root_ / "proc/sys/vm/swappiness") << "60\n";
+    r = tune("status");
+    EXPECT_EQ(r.rc, 1);  // drift is a failed check
+    EXPECT_NE(r.out.find("vm.swappiness is 60, applied 10"), std::string::npos) << r.out;
+    std::ofstream(root_ / "proc/sys/vm/swappiness") << "10\n";
+    r = tune("rollback");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+    r = tune("rollback");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("already rolled back; nothing changed"), std::string::npos) << r.out;
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+}
+
+TEST_F(TuneApply, KilledAtEveryStepThenRolledBackIsTheOriginal) {
+    // Steps of `apply --only sysctl,limits,nccl` here: 1 backup copy, the manifest, 3 files,
+    // 3 live sysctls, the applied marker.
+    for (int crash = 1; crash <= 9; ++crash) {
+        fresh();
+        auto r = tune("apply --only sysctl,limits,nccl",
+                      "TRAINRIG_TUNE_CRASH_AFTER=" + std::to_string(crash));
+        ASSERT_NE(r.rc, 0) << "step " << crash << " did not stop apply";
+        // No managed file is ever half-written: it is the old content or the whole new one.
+        const auto sysctl = slurp(root_ / "etc/sysctl.d/99-trainrig.conf");
+        EXPECT_TRUE(sysctl == "# the admin's own\nvm.swappiness = 5" ||
+                    sysctl.starts_with("# Managed by `trainrig tune`"))
+            << sysctl;
+        r = tune("rollback");
+        ASSERT_EQ(r.rc, 0) << "step " << crash << ": " << r.err;
+        EXPECT_EQ(differences(original_, tree(root_)), "")
+            << "after a crash at step " << crash << "\n"
+            << r.out;
+    }
+    // The whole profile, stopped inside the per-CPU governor writes and at the end.
+    for (int crash : {10, 40, 72}) {
+        fresh();
+        ASSERT_NE(tune("apply", "TRAINRIG_TUNE_CRASH_AFTER=" + std::to_string(crash)).rc, 0);
+        ASSERT_EQ(tune("rollback").rc, 0);
+        EXPECT_EQ(differences(original_, tree(root_)), "") << "after a crash at step " << crash;
+    }
+}
+
+TEST_F(TuneApply, RollbackKilledPartWayFinishesOnTheNextRun) {
+    fresh();
+    ASSERT_EQ(tune("apply --only sysctl,limits,nccl").rc, 0);
+    ASSERT_NE(tune("rollback", "TRAINRIG_TUNE_CRASH_AFTER=3").rc, 0);
+    auto r = tune("rollback");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+}
+
+TEST_F(TuneApply, RefusesClearly) {
+    fresh();
+    auto r = tune("rollback 20200101T000000Z");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("no backup 20200101T000000Z"), std::string::npos) << r.err;
+    r = tune("rollback");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("Nothing to roll back"), std::string::npos);
+    r = tune("apply --dry-run");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_NE(r.out.find("--dry-run: none made"), std::string::npos);
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+    // A read-only tree: the backup cannot be written, so nothing changes.
+    if (::geteuid() != 0) {  // root ignores permissions
+        fs::permissions(root_ / "etc", fs::perms::owner_write, fs::perm_options::remove);
+        r = tune("apply");
+        EXPECT_EQ(r.rc, 2);
+        fs::permissions(root_ / "etc", fs::perms::owner_write, fs::perm_options::add);
+    }
+    r = tune("apply --overrides /nonexistent.toml");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+}
+
+}  // namespace
+}  // namespace trainrig::test

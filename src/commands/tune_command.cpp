@@ -47,7 +47,10 @@ public:
         apply_->add_flag("--dry-run", dry_run_,
                          "Show what would be changed and backed up; change "
                          "nothing");
-        rollback_->add_option("id", backup_id_, "Backup to restore (default: the latest)");
+        rollback_->add_option("id", backup_id_, "Backup to restore (default: the latest applied)");
+        rollback_->add_flag("--force", force_,
+                            "Restore files edited since apply too (the edits are kept in the "
+                            "backup)");
         for (auto* sub : {rollback_, status_}) {
             sub->add_option("--root", collect_.root,
                             "Act on the machine tree under DIR instead of /")
@@ -92,6 +95,10 @@ public:
         if (!snap) return print_error(name(), snap.status());
         const auto live =
             tune::read_live_state(rootfs, tune::sysctl_keys_of_interest(request.overrides));
+        if (!live.unreadable.empty())
+            return print_error(name(), {Errc::kIo, live.unreadable.front(),
+                                        "tune compares and replaces whole files; fix its "
+                                        "permissions or remove it"});
         auto profile = tune::build_profile(*snap, live, request);
         if (!profile) return print_error(name(), profile.status());
         if (apply_->parsed()) return run_apply(rootfs, *profile);
@@ -116,13 +123,9 @@ private:
                                         "tune apply changes /etc, /proc/sys and /sys: run it as "
                                         "root",
                                         "`trainrig tune apply --dry-run` shows the changes"});
-        std::string id = tune::backup_id_now();
-        for (int n = 2;
-             std::filesystem::exists(rootfs.host_path(std::string(tune::kBackupDir) + "/" + id));
-             ++n)
-            id = tune::backup_id_now() + "-" + std::to_string(n);
-        auto report = tune::apply_changes(changes, rootfs, id);
+        auto report = tune::apply_changes(changes, rootfs, tune::backup_id_now());
         if (!report) return print_error(name(), report.status());
+        const std::string& id = report->backup_id;
         return emit(
             fmt::format("Applied {} change(s); backup {}/{} (`trainrig tune rollback` "
                         "restores it):\n{}",
@@ -152,7 +155,7 @@ private:
                 return print_error(name(), {Errc::kPermission,
                                             "tune rollback changes /etc, /proc/sys and /sys: run "
                                             "it as root"});
-            auto r = tune::rollback(rootfs, backup_id_);
+            auto r = tune::rollback(rootfs, backup_id_, force_);
             if (!r) return print_error(name(), r.status());
             if (!r->nothing.empty()) return emit("Nothing to roll back: " + r->nothing + ".\n");
             std::string text = fmt::format("Restored the state before {} ({} item(s)):\n",
@@ -177,7 +180,7 @@ private:
             text += "Drift since the latest apply:\n";
             for (const auto& d : r->drift) text += "  " + d + "\n";
         }
-        return emit(text, r->drift.empty() ? 0 : 1);
+        return emit(text, r->drift.empty() && !r->interrupted ? 0 : 1);
     }
 
     int emit(const std::string& text, int code = 0) {
@@ -190,7 +193,7 @@ private:
     CLI::App* apply_ = nullptr;
     CLI::App* rollback_ = nullptr;
     CLI::App* status_ = nullptr;
-    bool dry_run_ = false;
+    bool dry_run_ = false, force_ = false;
     std::optional<std::string> backup_id_;
     CollectOptions collect_;
     OutputOptions output_;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "core/atomic_file.h"
 #include "core/text.h"
@@ -29,30 +31,60 @@ constexpr const char* kApplied = "applied";
 constexpr const char* kRolledBack = "rolled-back";
 
 // Test hook: TRAINRIG_TUNE_CRASH_AFTER=N kills the process (SIGKILL, no cleanup) once N
-// durable steps are done, so tests can stop apply or rollback at every step.
+// durable steps are done, so tests can stop apply or rollback at every step. It acts only on a
+// machine tree (--root), never on the live machine.
+bool g_crash_hook = false;
+
 void step_done() {
     static int done = 0;
     static const char* limit = std::getenv("TRAINRIG_TUNE_CRASH_AFTER");
-    if (limit && ++done >= std::atoi(limit)) ::raise(SIGKILL);
+    if (g_crash_hook && limit && ++done >= std::atoi(limit)) ::raise(SIGKILL);
 }
 
-// The host path to write a machine path to, every symlink followed inside the root (never out
-// of it); missing folders are created.
-Result<fs::path> write_target(const RootFs& rootfs, const std::string& machine_path) {
+// The host path of a machine folder, every symlink followed inside the root (never out of it);
+// created, folder by folder, when `create`.
+Result<fs::path> folder(const RootFs& rootfs, const std::string& dir, bool create) {
+    if (rootfs.is_dir(dir)) {
+        auto resolved = rootfs.resolve(dir);
+        if (!resolved) return resolved.status();
+        return rootfs.host_path(*resolved);
+    }
+    if (rootfs.exists(dir))
+        return Status{Errc::kInvalidInput, fmt::format("{} is not a folder", dir)};
+    if (!create) return Status{Errc::kNotFound, fmt::format("{} does not exist", dir)};
+    const fs::path p(dir);
+    auto parent = folder(rootfs, p.parent_path().string(), true);
+    if (!parent) return parent.status();
+    const fs::path host = *parent / p.filename();
+    if (::mkdir(host.c_str(), 0755) != 0 && errno != EEXIST)
+        return errno_status(errno, "create the folder", dir);
+    return host;
+}
+
+// The host path of a file tune writes. A symbolic link is refused: replacing it would either
+// write outside the root or turn the link into a file.
+Result<fs::path> file_target(const RootFs& rootfs, const std::string& machine_path) {
     const fs::path p(machine_path);
-    const std::string parent = p.parent_path().string();
-    std::error_code ec;
-    fs::create_directories(rootfs.host_path(parent), ec);
-    auto dir = rootfs.resolve(parent);
+    auto dir = folder(rootfs, p.parent_path().string(), true);
     if (!dir) return dir.status();
-    const std::string inside = (fs::path(*dir) / p.filename()).string();
-    if (auto resolved = rootfs.resolve(inside); resolved.ok()) return rootfs.host_path(*resolved);
-    return rootfs.host_path(inside);
+    const fs::path host = *dir / p.filename();
+    struct stat st {};
+    if (::lstat(host.c_str(), &st) == 0) {
+        if (S_ISLNK(st.st_mode))
+            return Status{
+                Errc::kInvalidInput,
+                fmt::format("{} is a symbolic link; tune writes only regular files", machine_path),
+                "replace the link with the file it names, or remove it"};
+        if (!S_ISREG(st.st_mode))
+            return Status{Errc::kInvalidInput,
+                          fmt::format("{} is not a regular file", machine_path)};
+    }
+    return host;
 }
 
 Status write_in_place(const fs::path& host, const std::string& value, const std::string& label) {
     // procfs and sysfs files are written where they are; a value is one write.
-    int fd = ::open(host.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    int fd = ::open(host.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return errno_status(errno, "write " + label + " to", host.string());
     const std::string line = value + "\n";
     const ssize_t n = ::write(fd, line.data(), line.size());
@@ -63,12 +95,23 @@ Status write_in_place(const fs::path& host, const std::string& value, const std:
     return ok_status();
 }
 
+// Writes `value` (a file's content or a live value); none removes the file. A file that had an
+// owner and mode before gets them back.
 Status write_change(const RootFs& rootfs, const Change& c,
                     const std::optional<std::string>& value) {
-    auto host = write_target(rootfs, c.path);
+    auto host = file_target(rootfs, c.path);
     if (!host) return host.status();
     if (c.kind == Change::Kind::kLive) return write_in_place(*host, value.value_or(""), c.label);
-    if (value) return write_file_atomic(*host, *value);
+    if (value) {
+        TRAINRIG_TRY(write_file_atomic(*host, *value, c.mode ? *c.mode : 0644));
+        if (c.mode) {
+            if (::chown(host->c_str(), c.uid, c.gid) != 0 && errno != EPERM)
+                return errno_status(errno, "restore the owner of", c.path);
+            if (::chmod(host->c_str(), *c.mode) != 0)
+                return errno_status(errno, "restore the mode of", c.path);
+        }
+        return ok_status();
+    }
     // Restoring "absent": remove the file, and make the removal durable.
     if (::unlink(host->c_str()) != 0 && errno != ENOENT)
         return errno_status(errno, "remove", c.path);
@@ -81,7 +124,7 @@ Status write_change(const RootFs& rootfs, const Change& c,
 }
 
 std::string read_current(const RootFs& rootfs, const Change& c, bool& exists) {
-    auto text = rootfs.read(c.path, 1 << 20);
+    auto text = rootfs.read(c.path);
     exists = text.ok();
     if (!text) return "";
     return c.kind == Change::Kind::kLive ? std::string(trim(*text)) : *text;
@@ -123,10 +166,16 @@ json manifest_of(const std::string& id, const std::vector<Change>& changes,
                      {"label", c.label},
                      {"existed", c.before.has_value()},
                      {"after", c.after}};
-        if (c.kind == Change::Kind::kFile)
+        if (c.kind == Change::Kind::kFile) {
             item["backup"] = c.before ? json(fmt::format("items/{}", i)) : json();
-        else
+            if (c.mode) {
+                item["mode"] = *c.mode;
+                item["uid"] = c.uid;
+                item["gid"] = c.gid;
+            }
+        } else {
             item["before"] = c.before ? json(*c.before) : json();
+        }
         items.push_back(item);
     }
     return {{"schema", "trainrig.tune.backup"},
@@ -142,12 +191,15 @@ struct Backup {
     bool complete = false, applied = false, rolled_back = false;
 };
 
+// Newest first. The folder is found inside the root (symlinks followed there, never out).
 std::vector<Backup> list_backups(const RootFs& rootfs) {
     std::vector<Backup> out;
+    auto base = folder(rootfs, kBackupDir, false);
     auto names = rootfs.list(kBackupDir);
-    if (!names) return out;
+    if (!base || !names) return out;
     for (const auto& name : *names) {
-        Backup b{name, rootfs.host_path(std::string(kBackupDir) + "/" + name)};
+        if (name.starts_with(".")) continue;  // the lock
+        Backup b{name, *base / name};
         b.complete = fs::exists(b.dir / kManifest);
         b.applied = fs::exists(b.dir / kApplied);
         b.rolled_back = fs::exists(b.dir / kRolledBack);
@@ -161,7 +213,7 @@ Result<std::vector<Change>> load_manifest(const Backup& b,
                                           std::vector<std::string>* created_folders = nullptr) {
     std::ifstream in(b.dir / kManifest);
     json doc = json::parse(in, nullptr, false);
-    if (doc.is_discarded() || !doc.contains("changes"))
+    if (doc.is_discarded() || !doc.contains("changes") || !doc["changes"].is_array())
         return Status{Errc::kInvalidInput,
                       fmt::format("backup {}: manifest.json is not valid", b.id)};
     if (created_folders && doc.contains("created_folders"))
@@ -170,26 +222,68 @@ Result<std::vector<Change>> load_manifest(const Backup& b,
                 created_folders->push_back(f.get<std::string>());
     std::vector<Change> out;
     for (const auto& item : doc["changes"]) {
+        if (!item.is_object())
+            return Status{Errc::kInvalidInput,
+                          fmt::format("backup {}: manifest.json is not valid", b.id)};
         Change c;
         c.kind = item.value("kind", "") == "file" ? Change::Kind::kFile : Change::Kind::kLive;
         c.path = item.value("path", "");
         c.label = item.value("label", "");
         c.after = item.value("after", "");
         if (c.kind == Change::Kind::kLive) {
-            if (item["before"].is_string()) c.before = item["before"].get<std::string>();
-        } else if (item["backup"].is_string()) {
+            if (item.contains("before") && item["before"].is_string())
+                c.before = item["before"].get<std::string>();
+        } else if (item.contains("backup") && item["backup"].is_string()) {
             std::ifstream f(b.dir / item["backup"].get<std::string>(), std::ios::binary);
             if (!f)
                 return Status{Errc::kInvalidInput, fmt::format("backup {}: {} is missing", b.id,
                                                                item["backup"].get<std::string>())};
             c.before = std::string(std::istreambuf_iterator<char>(f), {});
+            if (item.contains("mode") && item["mode"].is_number_unsigned()) {
+                c.mode = item["mode"].get<unsigned>();
+                c.uid = item.value("uid", 0u);
+                c.gid = item.value("gid", 0u);
+            }
         }
-        if (c.path.empty() || !c.path.starts_with("/"))
+        if (c.path.empty() || !c.path.starts_with("/") || c.path.find("/../") != std::string::npos)
             return Status{Errc::kInvalidInput,
-                          fmt::format("backup {}: a change has no absolute path", b.id)};
+                          fmt::format("backup {}: a change has no usable absolute path", b.id)};
         out.push_back(std::move(c));
     }
     return out;
+}
+
+// One apply or rollback at a time: an exclusive lock on the backups folder.
+class StoreLock {
+public:
+    static Result<StoreLock> take(const fs::path& dir) {
+        int fd = ::open((dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0) return errno_status(errno, "open the lock in", kBackupDir);
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            ::close(fd);
+            return Status{Errc::kInvalidInput,
+                          "another `trainrig tune apply` or `rollback` is running"};
+        }
+        return StoreLock(fd);
+    }
+    StoreLock(StoreLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    ~StoreLock() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+
+private:
+    explicit StoreLock(int fd) : fd_(fd) {}
+    int fd_;
+};
+
+Status restore(const RootFs& rootfs, const std::vector<Change>& changes, size_t count,
+               std::vector<std::string>* labels) {
+    for (size_t i = count; i-- > 0;) {
+        TRAINRIG_TRY(write_change(rootfs, changes[i], changes[i].before));
+        if (labels) labels->push_back(changes[i].label);
+        step_done();
+    }
+    return ok_status();
 }
 
 }  // namespace
@@ -230,65 +324,101 @@ std::vector<Change> plan_changes(const Profile& p, const RootFs& rootfs) {
     return out;
 }
 
-Result<ApplyReport> apply_changes(const std::vector<Change>& changes, const RootFs& rootfs,
+Result<ApplyReport> apply_changes(const std::vector<Change>& planned, const RootFs& rootfs,
                                   const std::string& id) {
+    g_crash_hook = !rootfs.is_live();
     ApplyReport report;
-    report.changes = changes;
-    if (changes.empty()) return report;
-    const fs::path dir = rootfs.host_path(std::string(kBackupDir) + "/" + id);
-    std::error_code ec;
-    if (fs::exists(dir))
-        return Status{Errc::kInvalidInput,
-                      fmt::format("backup {} already exists in {}", id, kBackupDir)};
-    fs::create_directories(dir / "items", ec);
-    if (ec)
-        return Status{Errc::kIo, fmt::format("cannot create the backup folder {}: {}",
-                                             std::string(kBackupDir) + "/" + id, ec.message())};
+    report.changes = planned;
+    if (planned.empty()) return report;
+    auto store = folder(rootfs, kBackupDir, true);
+    if (!store) return store.status();
+    auto lock = StoreLock::take(*store);
+    if (!lock) return lock.status();
+    // The folders to create are noted before checking the targets creates them.
+    const auto created = missing_folders(rootfs, planned);
+    // Every target must be writable as a regular file before anything is saved or changed.
+    std::vector<Change> changes = planned;
+    for (auto& c : changes) {
+        // Nothing is created yet: a missing folder is made when its file is written.
+        const fs::path p(c.path);
+        auto dir = folder(rootfs, p.parent_path().string(), false);
+        if (!dir && dir.status().code() == Errc::kNotFound) continue;
+        if (!dir) return dir.status();
+        auto host = file_target(rootfs, c.path);
+        if (!host) return host.status();
+        struct stat st {};
+        if (c.kind == Change::Kind::kFile && c.before && ::lstat(host->c_str(), &st) == 0) {
+            c.mode = st.st_mode & 07777;
+            c.uid = st.st_uid;
+            c.gid = st.st_gid;
+        }
+    }
+    // The backup folder, claimed with mkdir: two applies never share one.
+    std::string name = id;
+    fs::path dir = *store / name;
+    for (int n = 2; ::mkdir(dir.c_str(), 0700) != 0; ++n) {
+        if (errno != EEXIST || n > 99)
+            return errno_status(errno, "create a backup folder in", kBackupDir);
+        name = fmt::format("{}-{:02}", id, n);
+        dir = *store / name;
+    }
+    if (::mkdir((dir / "items").c_str(), 0700) != 0)
+        return errno_status(errno, "create a backup folder in", kBackupDir);
     // 1. The backup: every file's bytes, then the manifest that makes it complete.
     for (size_t i = 0; i < changes.size(); ++i) {
         if (changes[i].kind != Change::Kind::kFile || !changes[i].before) continue;
         TRAINRIG_TRY(write_file_atomic(dir / fmt::format("items/{}", i), *changes[i].before, 0600));
         step_done();
     }
-    TRAINRIG_TRY(write_file_atomic(
-        dir / kManifest, manifest_of(id, changes, missing_folders(rootfs, changes)).dump(2) + "\n",
-        0600));
+    TRAINRIG_TRY(write_file_atomic(dir / kManifest,
+                                   manifest_of(name, changes, created).dump(2) + "\n", 0600));
     step_done();
-    // 2. The changes, each atomic (files) or a single write (live values).
-    for (const auto& c : changes) {
-        TRAINRIG_TRY(write_change(rootfs, c, c.after));
+    // 2. The changes, each atomic (files) or a single write (live values). A failure undoes
+    // the ones made before it.
+    for (size_t i = 0; i < changes.size(); ++i) {
+        if (auto s = write_change(rootfs, changes[i], changes[i].after); !s.ok()) {
+            const bool undone = restore(rootfs, changes, i, nullptr).ok();
+            if (undone) (void)write_file_atomic(dir / kRolledBack, backup_id_now() + "\n", 0600);
+            return Status{s.code(),
+                          s.message() + (undone ? "; the changes made before it were undone"
+                                                : "; `trainrig tune rollback` undoes the "
+                                                  "changes made before it"),
+                          s.next_step()};
+        }
         step_done();
     }
     // 3. Done.
     TRAINRIG_TRY(write_file_atomic(dir / kApplied, backup_id_now() + "\n", 0600));
     step_done();
-    report.backup_id = id;
+    report.backup_id = name;
     return report;
 }
 
-Result<RollbackReport> rollback(const RootFs& rootfs, const std::optional<std::string>& id) {
+Result<RollbackReport> rollback(const RootFs& rootfs, const std::optional<std::string>& id,
+                                bool force) {
+    g_crash_hook = !rootfs.is_live();
     RollbackReport report;
     const auto backups = list_backups(rootfs);
     const Backup* chosen = nullptr;
     for (const auto& b : backups) {
-        if (id ? b.id != *id : !b.complete) continue;
-        chosen = &b;
-        break;
+        if (id ? b.id == *id : (b.complete && !b.rolled_back)) {
+            chosen = &b;
+            break;
+        }
     }
     if (!chosen) {
         if (id)
             return Status{Errc::kNotFound, fmt::format("no backup {} in {}", *id, kBackupDir),
                           "`trainrig tune status` lists them"};
-        report.nothing =
-            fmt::format("no applied profile to roll back ({} has no complete backup)", kBackupDir);
+        report.nothing = backups.empty()
+                             ? "no profile has been applied here"
+                             : "every applied profile is already rolled back; nothing changed";
         return report;
     }
     report.backup_id = chosen->id;
     if (!chosen->complete) {
         report.nothing = fmt::format(
-            "backup {} is incomplete: apply stopped before changing "
-            "anything",
-            chosen->id);
+            "backup {} is incomplete: apply stopped before changing anything", chosen->id);
         return report;
     }
     if (chosen->rolled_back) {
@@ -296,16 +426,42 @@ Result<RollbackReport> rollback(const RootFs& rootfs, const std::optional<std::s
             fmt::format("backup {} is already rolled back; nothing changed", chosen->id);
         return report;
     }
+    for (const auto& b : backups) {
+        if (b.id <= chosen->id) break;
+        if (b.complete && !b.rolled_back)
+            return Status{Errc::kInvalidInput,
+                          fmt::format("backup {} is newer and still applied; roll it back "
+                                      "before {}",
+                                      b.id, chosen->id)};
+    }
+    auto store = folder(rootfs, kBackupDir, false);
+    if (!store) return store.status();
+    auto lock = StoreLock::take(*store);
+    if (!lock) return lock.status();
     std::vector<std::string> created;
     auto changes = load_manifest(*chosen, &created);
     if (!changes) return changes.status();
-    for (auto it = changes->rbegin(); it != changes->rend(); ++it) {
-        TRAINRIG_TRY(write_change(rootfs, *it, it->before));
-        report.restored.push_back(it->label);
-        step_done();
+    // A managed file edited since apply is not overwritten silently.
+    for (size_t i = 0; i < changes->size(); ++i) {
+        const auto& c = (*changes)[i];
+        if (c.kind != Change::Kind::kFile) continue;
+        bool exists = false;
+        const std::string now = read_current(rootfs, c, exists);
+        // Unchanged since apply, or not yet changed by an apply that stopped part way.
+        if (!exists || now == c.after || (c.before && now == *c.before)) continue;
+        if (!force)
+            return Status{Errc::kInvalidInput,
+                          fmt::format("{} was edited since tune applied it; rollback would "
+                                      "discard the edit",
+                                      c.path),
+                          "`trainrig tune rollback --force` restores it anyway and keeps the "
+                          "edited file in the backup"};
+        TRAINRIG_TRY(write_file_atomic(chosen->dir / fmt::format("edited-{}", i), now, 0600));
     }
+    TRAINRIG_TRY(restore(rootfs, *changes, changes->size(), &report.restored));
     // The folders apply created, if they are empty again (deepest first).
-    for (const auto& folder : created) ::rmdir(rootfs.host_path(folder).c_str());
+    for (const auto& f : created)
+        if (auto host = folder(rootfs, f, false); host.ok()) ::rmdir(host->c_str());
     TRAINRIG_TRY(write_file_atomic(chosen->dir / kRolledBack, backup_id_now() + "\n", 0600));
     step_done();
     return report;
@@ -313,36 +469,40 @@ Result<RollbackReport> rollback(const RootFs& rootfs, const std::optional<std::s
 
 Result<StatusReport> tune_status(const RootFs& rootfs) {
     StatusReport report;
-    const auto backups = list_backups(rootfs);
-    bool latest = true;
-    for (const auto& b : backups) {
+    bool drift_checked = false;
+    for (const auto& b : list_backups(rootfs)) {
         if (!b.complete) {
-            report.lines.push_back(b.id + ": incomplete — apply stopped before changing anything");
+            report.lines.push_back(b.id + ": incomplete (apply stopped before changing anything)");
             continue;
         }
         auto changes = load_manifest(b);
-        if (!changes) return changes.status();
-        const char* state = b.rolled_back ? "rolled back"
-                            : b.applied   ? "applied"
-                                          : "interrupted — apply stopped part way; `tune "
-                                            "rollback` restores the state before it";
-        report.lines.push_back(fmt::format("{}: {}, {} change(s)", b.id, state, changes->size()));
-        if (latest && b.applied && !b.rolled_back) {
-            for (const auto& c : *changes) {
-                bool exists = false;
-                const std::string now = read_current(rootfs, c, exists);
-                const bool same = c.kind == Change::Kind::kLive
-                                      ? normalize_ws(now) == normalize_ws(c.after)
-                                      : exists && now == c.after;
-                if (!same)
-                    report.drift.push_back(
-                        c.kind == Change::Kind::kLive
-                            ? fmt::format("{} is {}, applied {}", c.label, now, c.after)
-                            : fmt::format("{} {} since it was applied", c.path,
-                                          exists ? "was edited" : "was removed"));
-            }
+        if (!changes) {
+            report.lines.push_back(b.id + ": unreadable (" + changes.status().message() + ")");
+            continue;
         }
-        latest = false;
+        const bool interrupted = !b.applied && !b.rolled_back;
+        report.interrupted |= interrupted;
+        report.lines.push_back(fmt::format(
+            "{}: {} change(s), {}", b.id, changes->size(),
+            b.rolled_back ? "rolled back"
+            : b.applied   ? "applied"
+                          : "interrupted part way; `trainrig tune rollback` restores the state "
+                            "before it"));
+        if (drift_checked || !b.applied || b.rolled_back) continue;
+        drift_checked = true;
+        for (const auto& c : *changes) {
+            bool exists = false;
+            const std::string now = read_current(rootfs, c, exists);
+            const bool same = c.kind == Change::Kind::kLive
+                                  ? normalize_ws(now) == normalize_ws(c.after)
+                                  : exists && now == c.after;
+            if (!same)
+                report.drift.push_back(
+                    c.kind == Change::Kind::kLive
+                        ? fmt::format("{} is {}, applied {}", c.label, now, c.after)
+                        : fmt::format("{} {} since it was applied", c.path,
+                                      exists ? "was edited" : "was removed"));
+        }
     }
     return report;
 }

@@ -26,6 +26,9 @@ struct Change {
     std::string label;                  // "vm.swappiness", "policy0 scaling_governor", the file
     std::optional<std::string> before;  // content or value now; none = the file does not exist
     std::string after;                  // what apply writes
+    // Mode and owner of the file before apply (files that existed); restored with its bytes.
+    std::optional<unsigned> mode;
+    unsigned uid = 0, gid = 0;
 };
 
 // What applying the profile would change on this machine, in the order it is done.
@@ -35,7 +38,8 @@ struct ApplyReport {
     std::string backup_id;  // empty: nothing to change
     std::vector<Change> changes;
 };
-// `id` names the backup (a UTC timestamp; tests pass their own).
+// `id` names the backup (the UTC time; "-02", "-03" are appended when taken). A failure part
+// way undoes what was changed before it.
 Result<ApplyReport> apply_changes(const std::vector<Change>& changes, const RootFs& fs,
                                   const std::string& id);
 
@@ -44,11 +48,15 @@ struct RollbackReport {
     std::vector<std::string> restored;  // labels
     std::string nothing;                // non-empty: why nothing was done
 };
-Result<RollbackReport> rollback(const RootFs& fs, const std::optional<std::string>& id);
+// The newest applied backup, or `id`; refuses an older one while a newer is applied, and a
+// file edited since apply unless `force` (the edited bytes are kept in the backup).
+Result<RollbackReport> rollback(const RootFs& fs, const std::optional<std::string>& id,
+                                bool force = false);
 
 struct StatusReport {
     std::vector<std::string> lines;  // one per backup, newest first, with its state
     std::vector<std::string> drift;  // applied values the machine no longer has
+    bool interrupted = false;        // an apply stopped part way and was not rolled back
 };
 Result<StatusReport> tune_status(const RootFs& fs);
 

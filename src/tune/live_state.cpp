@@ -46,8 +46,15 @@ LiveState read_live_state(const RootFs& fs, const std::vector<std::string>& sysc
     if (auto route = fs.read("/proc/net/route", 1 << 20); route.ok())
         live.default_route_interface = parse_default_route(*route);
     for (const char* path : {kSysctlFile, kLimitsFile, kNcclFile}) {
-        auto text = fs.read(path, 1 << 20);
-        live.files[path] = text.ok() ? std::optional<std::string>(*text) : std::nullopt;
+        // Absent is only "does not exist": a file too big or unreadable is never replaced
+        // as if it were not there.
+        auto text = fs.read(path);
+        if (text.ok())
+            live.files[path] = *text;
+        else if (text.status().code() == Errc::kNotFound)
+            live.files[path] = std::nullopt;
+        else
+            live.unreadable.push_back(text.status().message());
     }
     return live;
 }

@@ -70,6 +70,7 @@ struct LiveState {
     std::optional<Rlimit> memlock;                       // /proc/self/limits "Max locked memory"
     std::optional<std::string> default_route_interface;  // /proc/net/route
     std::map<std::string, std::optional<std::string>> files;  // managed file -> content
+    std::vector<std::string> unreadable;  // managed files that exist but could not be read
 };
 // The interface of the default route in /proc/net/route: destination and mask 0, route up.
 std::optional<std::string> parse_default_route(std::string_view route_table);

@@ -85,7 +85,7 @@ TEST_F(TuneApply, RoundTripIsByteIdenticalAndIdempotent) {
     EXPECT_EQ(r.out, "Nothing to change: this machine has the profile.\n");  // twice = once
     r = tune("status");
     EXPECT_EQ(r.rc, 0) << r.out;
-    EXPECT_NE(r.out.find(": applied, "), std::string::npos);
+    EXPECT_NE(r.out.find(" change(s), applied"), std::string::npos) << r.out;
     std::ofstream(root_ / "proc/sys/vm/swappiness") << "60\n";
     r = tune("status");
     EXPECT_EQ(r.rc, 1);  // drift is a failed check
@@ -157,6 +157,89 @@ TEST_F(TuneApply, RefusesClearly) {
         fs::permissions(root_ / "etc", fs::perms::owner_write, fs::perm_options::add);
     }
     r = tune("apply --overrides /nonexistent.toml");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+}
+
+TEST_F(TuneApply, SymlinkedManagedFileIsRefusedAndNothingLeavesTheTree) {
+    fresh();
+    const fs::path outside = root_.string() + "-outside";
+    fs::create_directories(outside);
+    std::ofstream(outside / "x") << "outside\n";
+    fs::create_directories(root_ / "etc/trainrig");
+    fs::create_symlink(outside / "x", root_ / "etc/trainrig/nccl.env");
+    original_ = tree(root_);
+    auto r = tune("apply --only nccl");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("/etc/trainrig/nccl.env is a symbolic link"), std::string::npos) << r.err;
+    EXPECT_EQ(slurp(outside / "x"), "outside\n");
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+    EXPECT_EQ(tune("status").out, "No profile has been applied here.\n");  // no backup left
+    fs::remove_all(outside);
+}
+
+TEST_F(TuneApply, StackedAppliesRollBackNewestFirst) {
+    fresh();
+    ASSERT_EQ(tune("apply --only sysctl").rc, 0);
+    const auto after_first = tree(root_);
+    ASSERT_EQ(tune("apply --only nccl").rc, 0);
+    auto status = tune("status");
+    EXPECT_EQ(status.rc, 0) << status.out;
+    // The older one cannot be rolled back under the newer.
+    const auto older = status.out.substr(status.out.rfind("\n  ") + 3, 16);
+    auto r = tune("rollback " + older);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("is newer and still applied"), std::string::npos) << r.err;
+    ASSERT_EQ(tune("rollback").rc, 0);
+    EXPECT_EQ(differences(after_first, tree(root_)), "");
+    ASSERT_EQ(tune("rollback").rc, 0);
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+    r = tune("rollback");
+    EXPECT_NE(r.out.find("already rolled back; nothing changed"), std::string::npos) << r.out;
+}
+
+TEST_F(TuneApply, AnEditSinceApplyIsKeptUnlessForced) {
+    fresh();
+    ASSERT_EQ(tune("apply --only nccl").rc, 0);
+    std::ofstream(root_ / "etc/trainrig/nccl.env", std::ios::app) << "MY_EDIT=1\n";
+    auto r = tune("status");
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_NE(r.out.find("/etc/trainrig/nccl.env was edited since it was applied"),
+              std::string::npos)
+        << r.out;
+    r = tune("rollback");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("was edited since tune applied it"), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::exists(root_ / "etc/trainrig/nccl.env"));
+    r = tune("rollback --force");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+    bool kept = false;
+    for (const auto& e : fs::recursive_directory_iterator(root_ / "var/lib/trainrig/backups"))
+        kept |= e.path().filename().string().starts_with("edited-") &&
+                slurp(e.path()).find("MY_EDIT=1") != std::string::npos;
+    EXPECT_TRUE(kept);
+}
+
+TEST_F(TuneApply, ModeOfAReplacedFileIsRestored) {
+    fresh();
+    const auto file = root_ / "etc/sysctl.d/99-trainrig.conf";
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    ASSERT_EQ(tune("apply --only sysctl").rc, 0);
+    fs::remove(file);  // even a file removed after apply comes back as it was
+    ASSERT_EQ(tune("rollback").rc, 0);
+    EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    EXPECT_EQ(slurp(file), "# the admin's own\nvm.swappiness = 5");
+}
+
+TEST_F(TuneApply, AManagedPathThatIsNotAFileStopsBeforeAnything) {
+    fresh();
+    fs::create_directories(root_ / "etc/trainrig/nccl.env");
+    original_ = tree(root_);
+    auto r = tune("diff");
+    EXPECT_EQ(r.rc, 2) << r.out;
+    r = tune("apply");
     EXPECT_EQ(r.rc, 2);
     EXPECT_EQ(differences(original_, tree(root_)), "");
 }

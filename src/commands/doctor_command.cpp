@@ -7,19 +7,35 @@
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
+#include "core/root_fs.h"
 #include "core/terminal.h"
 #include "core/user_file.h"
 #include "doctor/report.h"
+#include "doctor/stack_lock.h"
 #include "probe/collect.h"
 
 namespace trainrig {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 Result<Snapshot> load_snapshot(const std::string& path) {
     auto text = read_user_file(path, "--snapshot");
     if (!text) return text.status();
     return snapshot_from_text(*text, path);
+}
+
+// The tuning files a lock names, as they are now on the machine (or tree) being judged.
+std::map<std::string, std::optional<std::string>> read_profile_files(const StackLock& lock,
+                                                                     const fs::path& root) {
+    const RootFs rootfs(root);
+    std::map<std::string, std::optional<std::string>> out;
+    for (const auto& [path, content] : lock.profile) {
+        auto text = rootfs.read(path);
+        out[path] = text.ok() ? std::optional<std::string>(*text) : std::nullopt;
+    }
+    return out;
 }
 
 Status check_ids(const std::vector<std::string>& ids, const char* option) {
@@ -66,6 +82,10 @@ public:
             ->envname("TRAINRIG_EXPECT_GPUS")
             ->check(CLI::Range(0, 1024))
             ->type_name("N");
+        app.add_option("--lock", lock_file_,
+                       "Report every version and tuning file that changed since this lock "
+                       "(`trainrig tune lock`), as check stack.drift")
+            ->type_name("FILE");
         app.add_flag("--list", list_, "List the checks and exit");
         app.footer(checks_footer());
     }
@@ -90,6 +110,16 @@ public:
         collect_.torch = false;
         for (const char* id : {"stack.torch", "stack.nccl"})
             if (selected(id, selection_)) collect_.torch = true;
+        std::optional<StackLock> lock;
+        if (lock_file_) {
+            auto text = read_user_file(*lock_file_, "--lock", 16u << 20);
+            if (!text) return print_error(name(), text.status());
+            auto parsed = stack_lock_from_text(*text, *lock_file_);
+            if (!parsed) return print_error(name(), parsed.status());
+            lock = std::move(parsed).value();
+            if (lock->versions.count("torch") && selected("stack.drift", selection_))
+                collect_.torch = true;
+        }
         DoctorReport report;
         Result<Snapshot> snap = snapshot_ ? load_snapshot(*snapshot_) : collect_snapshot(collect_);
         if (!snap) return print_error(name(), snap.status());
@@ -102,6 +132,10 @@ public:
         report.strict = strict_;
         RuleOptions options;
         if (expect_gpus_ >= 0) options.expect_gpus = expect_gpus_;
+        if (lock) {
+            options.lock = &*lock;
+            if (!snapshot_) options.profile_files = read_profile_files(*lock, collect_.root);
+        }
         report.findings = judge(*snap, options, selection_);
         if (report.findings.empty())
             return print_error(name(),
@@ -132,6 +166,7 @@ private:
     bool strict_ = false;
     bool list_ = false;
     int expect_gpus_ = -1;
+    std::optional<std::string> lock_file_;
     Selection selection_;
 };
 

@@ -12,6 +12,7 @@
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "core/user_file.h"
+#include "doctor/stack_lock.h"
 #include "probe/collect.h"
 #include "tune/apply.h"
 #include "tune/render_tune.h"
@@ -43,6 +44,11 @@ public:
         status_ = app.add_subcommand("status",
                                      "Applied profiles, newest first, and what drifted "
                                      "since");
+        lock_ = app.add_subcommand("lock",
+                                   "Record the versions and tuning files this machine "
+                                   "trains with, for `trainrig doctor --lock`");
+        declare_machine_options(*lock_, collect_);
+        declare_output_options(*lock_, output_);
         app.require_subcommand(1);
         apply_->add_flag("--dry-run", dry_run_,
                          "Show what would be changed and backed up; change "
@@ -79,6 +85,7 @@ public:
     int run(const GlobalOptions&) override {
         const RootFs rootfs(collect_.root);
         if (rollback_->parsed() || status_->parsed()) return run_restore(rootfs);
+        if (lock_->parsed()) return run_lock(rootfs);
         tune::TuneRequest request;
         request.only = {only_.begin(), only_.end()};
         request.multi_node = multi_node_;
@@ -149,6 +156,22 @@ private:
         return text;
     }
 
+    int run_lock(const RootFs& rootfs) {
+        auto snap = collect_snapshot(collect_);
+        if (!snap) return print_error(name(), snap.status());
+        StackLock lock;
+        lock.created = snap->collected_at;
+        lock.host = snap->host.hostname.is_known() ? snap->host.hostname.value() : "";
+        lock.versions = stack_versions(*snap);
+        for (const char* path : {tune::kSysctlFile, tune::kLimitsFile, tune::kNcclFile}) {
+            auto text = rootfs.read(path);
+            if (!text && text.status().code() != Errc::kNotFound)
+                return print_error(name(), text.status());
+            lock.profile[path] = text.ok() ? std::optional<std::string>(*text) : std::nullopt;
+        }
+        return emit(stack_lock_to_text(lock));
+    }
+
     int run_restore(const RootFs& rootfs) {
         if (rollback_->parsed()) {
             if (rootfs.is_live() && ::geteuid() != 0)
@@ -193,6 +216,7 @@ private:
     CLI::App* apply_ = nullptr;
     CLI::App* rollback_ = nullptr;
     CLI::App* status_ = nullptr;
+    CLI::App* lock_ = nullptr;
     bool dry_run_ = false, force_ = false;
     std::optional<std::string> backup_id_;
     CollectOptions collect_;

@@ -2,6 +2,7 @@
 // id / title / applies() (a reason to skip) / check(), and live one area per file.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,8 +13,14 @@
 namespace trainrig {
 
 // Judging parameters that are not facts of the machine.
+struct StackLock;
+
 struct RuleOptions {
-    std::optional<int> expect_gpus;  // --expect-gpus: GPUs the machine should have
+    std::optional<int> expect_gpus;   // --expect-gpus: GPUs the machine should have
+    const StackLock* lock = nullptr;  // --lock: the environment the machine should keep
+    // The tuning profile's files as they are now (path -> content, none = absent); not set
+    // when judging a snapshot.
+    std::optional<std::map<std::string, std::optional<std::string>>> profile_files;
 };
 
 struct Rule {
@@ -50,6 +57,7 @@ std::vector<Rule> gpu_thermal_rules();
 std::vector<Rule> gpu_pcie_rules();
 std::vector<Rule> gpu_nvlink_rules();
 std::vector<Rule> stack_rules();
+std::vector<Rule> stack_lock_rules();
 
 // More than one NUMA node or socket: where binding to a node matters.
 inline bool is_multi_node(const Topology& t) { return t.numa_nodes.size() > 1 || t.packages > 1; }

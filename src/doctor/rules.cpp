@@ -14,7 +14,7 @@ const std::vector<Rule>& all_rules() {
              {pci_rules(), numa_rules(), kernel_rules(), sysctl_rules(), cpu_memory_rules(),
               iommu_rules(), driver_rules(), gpu_inventory_rules(), gpu_memory_rules(),
               gpu_thermal_rules(), gpu_pcie_rules(), gpu_nvlink_rules(), stack_rules(),
-              kmsg_rules(), nccl_rules(), storage_rules()})
+              stack_lock_rules(), kmsg_rules(), nccl_rules(), storage_rules()})
             all.insert(all.end(), list.begin(), list.end());
         return all;
     }();

@@ -244,5 +244,26 @@ TEST_F(TuneApply, AManagedPathThatIsNotAFileStopsBeforeAnything) {
     EXPECT_EQ(differences(original_, tree(root_)), "");
 }
 
+TEST_F(TuneApply, LockThenDoctorReportsDrift) {
+    fresh();
+    const auto lock = root_.string() + "-stack.lock";
+    auto r = tune("lock -o " + lock);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const std::string doctor =
+        "doctor --only stack.drift --json --lock " + lock + " --root " + root_.string();
+    r = run_trainrig(doctor);
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    ASSERT_EQ(tune("apply --only nccl").rc, 0);
+    std::ofstream(root_ / "proc/sys/kernel/osrelease") << "6.1.0-28-amd64\n";
+    r = run_trainrig(doctor);
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_NE(r.out.find("kernel: locked 6.1.0-27-amd64, now 6.1.0-28-amd64"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("/etc/trainrig/nccl.env: created since the lock"), std::string::npos);
+    r = run_trainrig("doctor --lock /nonexistent.lock --root " + root_.string());
+    EXPECT_EQ(r.rc, 2);
+    fs::remove(lock);
+}
+
 }  // namespace
 }  // namespace trainrig::test

@@ -12,5 +12,6 @@ std::unique_ptr<Command> make_collect_command();
 std::unique_ptr<Command> make_topo_command();
 std::unique_ptr<Command> make_plan_command();
 std::unique_ptr<Command> make_tune_command();
+std::unique_ptr<Command> make_launch_command();
 
 }  // namespace trainrig

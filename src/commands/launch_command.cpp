@@ -40,17 +40,6 @@ std::map<std::string, std::string> process_env() {
     return env;
 }
 
-// A word as a shell would need it, for --print.
-std::string shell_word(const std::string& w) {
-    const bool plain = !w.empty() && w.find_first_not_of(
-                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                         "0123456789_.,:/=+@%^-") == std::string::npos;
-    if (plain) return w;
-    std::string out = "'";
-    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
 std::string self_path() {
     char buf[PATH_MAX];
     ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -154,9 +143,9 @@ public:
             if (!env_source.empty()) out += "environment from " + env_source + ":\n";
             for (const auto& op : ops)
                 out += op.unset ? "  unset " + op.name + "\n"
-                                : "  " + op.name + "=" + shell_word(op.value) + "\n";
+                                : "  " + op.name + "=" + shell_quote(op.value) + "\n";
             out += "exec:";
-            for (const auto& w : command_) out += " " + shell_word(w);
+            for (const auto& w : command_) out += " " + shell_quote(w);
             std::fputs((out + "\n").c_str(), stdout);
             return 0;
         }
@@ -193,7 +182,7 @@ private:
         if (print_) {
             std::string out = fmt::format(
                 "ranks: {} (one per GPU {}), each binding itself\nexec:", n, join(ids, ","));
-            for (const auto& w : argv) out += " " + shell_word(w);
+            for (const auto& w : argv) out += " " + shell_quote(w);
             std::fputs((out + "\n").c_str(), stdout);
             return 0;
         }

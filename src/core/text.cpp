@@ -198,3 +198,17 @@ std::string format_cpulist(const std::vector<int>& cpus) {
 }
 
 }  // namespace trainrig
+
+namespace trainrig {
+
+std::string shell_quote(std::string_view w) {
+    const bool plain = !w.empty() && w.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_.,:/=+@%^-") == std::string_view::npos;
+    if (plain) return std::string(w);
+    std::string out = "'";
+    for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+}  // namespace trainrig

@@ -34,6 +34,9 @@ std::string preview(std::string_view s, size_t max = 40);
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
+// A word a POSIX shell reads back as exactly `w`: as it is when plain, else single-quoted.
+std::string shell_quote(std::string_view w);
+
 // "1.5 GiB", "512 MiB": binary units for memory sizes shown to humans.
 std::string human_bytes(uint64_t bytes);
 

@@ -26,18 +26,6 @@ bool torch_before_2_2(const Snapshot& s) {
     return major && minor && (*major < 2 || (*major == 2 && *minor < 2));
 }
 
-// The file is sourced by a shell: a value with anything but plain characters is single-quoted,
-// so a value can never run a command.
-std::string shell_quote(const std::string& v) {
-    const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_.,:/=+@%^-", c);
-    });
-    if (plain) return v;
-    std::string out = "'";
-    for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
 bool variable_name(const std::string& k) {
     return !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
         return std::isupper(static_cast<unsigned char>(c)) ||
@@ -115,6 +103,7 @@ Status add_nccl_profile(const Snapshot& s, const LiveState& live, const TuneRequ
     for (const auto& x : out)
         file += fmt::format(
             "\n# {} ({})\n{}\n", x.reason, x.source,
+            // Sourced by a shell: a value that is not plain is quoted, so it can never run.
             x.value == "(unset)" ? "unset " + x.key : x.key + "=" + shell_quote(x.value));
     p.files.push_back({"nccl", kNcclFile, file,
                        live.files.count(kNcclFile) ? live.files.at(kNcclFile) : std::nullopt});

@@ -91,7 +91,8 @@ Status add_nccl_profile(const Snapshot& s, const LiveState& live, const TuneRequ
                 return {Errc::kInvalidInput,
                         fmt::format("{}: [nccl] {}={} is refused: {}", r.overrides_file, key, value,
                                     harm.front().why)};
-            std::erase_if(out, [&](const Setting& x) { return x.key == key; });
+            const std::string& name = key;  // a lambda cannot capture a structured binding
+            std::erase_if(out, [&](const Setting& x) { return x.key == name; });
             out.push_back({"nccl", key, value, now(key), "set in the overrides file",
                            r.overrides_file, true});
         }

@@ -80,8 +80,9 @@ Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRe
                         fmt::format("{}: [sysctl] \"{}\" is not a key of this kernel (no "
                                     "/proc/sys entry); tune writes only keys the kernel has",
                                     r.overrides_file, key)};
+            const std::string& name = key;  // a lambda cannot capture a structured binding (C++17)
             auto mine = std::find_if(out.begin(), out.end(),
-                                     [&](const Setting& x) { return x.key == key; });
+                                     [&](const Setting& x) { return x.key == name; });
             if (mine == out.end()) {
                 out.push_back({"sysctl", key, value, have->second, "set in the overrides file",
                                r.overrides_file, true});

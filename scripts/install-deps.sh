@@ -10,6 +10,11 @@ packages=(
     libcli11-dev                  # command line
     libfmt-dev                    # formatting
     libtomlplusplus-dev           # plan's hardware catalog files (TOML)
+    libpcre2-dev                  # data: tokenizer pre-tokenizer regexes (Unicode, JIT)
+    libsimdjson-dev               # data: JSONL parsing, tokenizer.json
+    libsentencepiece-dev sentencepiece  # data: SentencePiece models; spm_train for tests
+    libzstd-dev zlib1g-dev        # data: .zst and .gz inputs
+    libutf8proc-dev               # data: NFC normalization (Qwen2 tokenizer.json)
     libgtest-dev libgmock-dev     # unit and integration tests
     libbenchmark-dev              # microbenchmarks
     clang libclang-rt-14-dev      # libFuzzer harnesses

@@ -1,0 +1,216 @@
+// `trainrig data tokenize|inspect|verify`: JSONL or text -> token shards (Megatron .bin/.idx or
+// llm.c), what a dataset holds, and whether it is sound. See docs/data.md.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
+#include <thread>
+
+#include "cli/shared_options.h"
+#include "commands/commands.h"
+#include "commands/print_error.h"
+#include "core/atomic_file.h"
+#include "core/text.h"
+#include "core/version.h"
+#include "data/shards/shard_check.h"
+#include "data/tokenize/tokenize_pipeline.h"
+#include "data/tokenize/tokenize_report.h"
+#include "data/tokenizer/open_tokenizer.h"
+
+namespace trainrig {
+namespace {
+
+std::atomic<bool> g_cancel{false};
+extern "C" void on_cancel_signal(int) { g_cancel = true; }
+
+class DataCommand : public Command {
+public:
+    const char* name() const override { return "data"; }
+    const char* summary() const override {
+        return "Tokenize JSONL/text into Megatron or llm.c token shards; inspect and verify them";
+    }
+
+    void declare(CLI::App& app) override {
+        app.require_subcommand(1);
+        tokenize_ = app.add_subcommand("tokenize", "Encode documents into token shards");
+        tokenize_->add_option("--input", t_.inputs, "JSONL (.gz/.zst too) or text files")
+            ->required()
+            ->expected(1, -1)
+            ->check(CLI::ExistingFile);
+        tokenize_
+            ->add_option("--input-format", input_format_,
+                         "jsonl (default), lines (one document per line) or text (one "
+                         "document per file)")
+            ->check(CLI::IsMember({"jsonl", "lines", "text"}));
+        tokenize_->add_option("--key", key_, "JSON field holding the text, as a dotted path")
+            ->type_name("PATH");
+        tokenize_->add_option("--template", template_,
+                              "Join several fields: \"{instruction}\\n{input}\\n{output}\"");
+        tokenize_
+            ->add_option("--tokenizer", tokenizer_spec_,
+                         "gpt2, cl100k, o200k, llama3, or a tokenizer.json, .tiktoken, "
+                         "SentencePiece .model or GPT-2 folder")
+            ->required();
+        tokenize_->add_flag("--append-eod", t_.append_eod,
+                            "End every document with the end-of-document token");
+        tokenize_->add_flag("--allow-special", t_.allow_special,
+                            "Special-token strings in the text become special tokens (default: "
+                            "encoded as text)");
+        tokenize_->add_option("--output", output_prefix_, "Output prefix (PREFIX.bin, PREFIX.idx)")
+            ->required()
+            ->type_name("PREFIX");
+        tokenize_->add_option("--format", format_, "megatron (default) or llmc")
+            ->check(CLI::IsMember({"megatron", "llmc"}));
+        tokenize_->add_option("--shard-tokens", shard_tokens_,
+                              "llmc: tokens per shard (default 100,000,000)");
+        tokenize_->add_option("--workers", workers_, "Encoding threads (default: all cores)")
+            ->check(CLI::Range(1, 1024));
+        tokenize_
+            ->add_option("--batch-bytes", t_.batch_bytes,
+                         "Input bytes per batch handed to a worker (default 1 MiB)")
+            ->check(CLI::Range(size_t{4096}, size_t{1} << 30));
+        tokenize_
+            ->add_option("--on-error", on_error_,
+                         "fail (default: stop, write nothing) or skip (count and report)")
+            ->check(CLI::IsMember({"fail", "skip"}));
+        tokenize_->add_flag("--json", json_, "Write the summary as JSON (trainrig.data.tokenize)");
+        tokenize_->add_flag("--no-progress", no_progress_, "No progress line on a terminal");
+
+        inspect_ = app.add_subcommand("inspect", "Documents, tokens, length histogram, samples");
+        verify_ = app.add_subcommand("verify", "Structural checks and token range");
+        for (auto* sub : {inspect_, verify_}) {
+            sub->add_option("prefix", prefix_, "Megatron PREFIX, or llm.c shard/prefix")
+                ->required();
+            sub->add_option("--tokenizer", tokenizer_spec_,
+                            "Tokenizer (default: the one recorded in PREFIX.meta.json)");
+            sub->add_flag("--json", json_, "Write JSON");
+        }
+        inspect_->add_option("--show", show_, "Documents to decode (default 3)");
+        inspect_->add_option("--max-chars", max_chars_,
+                             "Characters shown per document (default 400)");
+        verify_->add_option("--vocab-size", vocab_size_, "Token ids must be below this");
+    }
+
+    int run(const GlobalOptions&) override {
+        if (tokenize_->parsed()) return run_tokenize();
+        if (inspect_->parsed()) return run_inspect();
+        return run_verify();
+    }
+
+private:
+    int run_tokenize() {
+        if (!key_.empty() && !template_.empty())
+            return print_error(
+                "data", Status{Errc::kInvalidInput, "--key and --template exclude each other"});
+        if (!template_.empty()) {
+            auto tmpl = data::TextTemplate::parse(template_);
+            if (!tmpl) return print_error("data", tmpl.status());
+            t_.text = std::move(tmpl).value();
+        } else if (!key_.empty()) {
+            t_.text = data::TextTemplate::single_key(key_);
+        }
+        t_.format = input_format_ == "lines"  ? data::InputFormat::kLines
+                    : input_format_ == "text" ? data::InputFormat::kText
+                                              : data::InputFormat::kJsonl;
+        t_.on_error = on_error_ == "skip" ? data::OnError::kSkip : data::OnError::kFail;
+        t_.workers = workers_ > 0 ? workers_ : std::max(1u, std::thread::hardware_concurrency());
+        auto tokenizer = data::open_tokenizer(tokenizer_spec_);
+        if (!tokenizer) return print_error("data", tokenizer.status());
+        const data::Tokenizer& tok = **tokenizer;
+
+        auto writer = format_ == "llmc"
+                          ? data::make_llmc_writer(output_prefix_, tok.vocab_size(), shard_tokens_)
+                          : data::make_megatron_writer(output_prefix_, tok.vocab_size());
+        if (!writer) return print_error("data", writer.status());
+
+        g_cancel = false;
+        t_.cancel = &g_cancel;
+        struct sigaction sa {
+        }, old_int{}, old_term{};
+        sa.sa_handler = on_cancel_signal;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGINT, &sa, &old_int);
+        ::sigaction(SIGTERM, &sa, &old_term);
+        const bool show_progress = !no_progress_ && !json_ && ::isatty(STDERR_FILENO) == 1;
+        auto stats = data::run_tokenize(tok, t_, **writer, [&](const data::TokenizeStats& s) {
+            if (show_progress) std::fprintf(stderr, "\r%s\x1b[K", data::progress_line(s).c_str());
+        });
+        if (show_progress) std::fprintf(stderr, "\r\x1b[K");
+        ::sigaction(SIGINT, &old_int, nullptr);
+        ::sigaction(SIGTERM, &old_term, nullptr);
+        if (!stats) return print_error("data", stats.status());
+        if (stats->documents == 0)
+            return print_error("data",
+                               Status{Errc::kInvalidInput,
+                                      fmt::format("found no documents in {} (nothing written)",
+                                                  join(t_.inputs, ", "))});
+        data::TokenizeRun run{tokenizer_spec_, &tok, &t_, format_, (*writer)->dtype(), {}, *stats};
+        auto files = (*writer)->commit();
+        if (!files) return print_error("data", files.status());
+        run.files = *files;
+        if (auto s = write_file_atomic(output_prefix_ + ".meta.json",
+                                       data::meta_json(run).dump(2) + "\n");
+            !s.ok())
+            return print_error("data", s);
+        std::fputs(json_ ? (data::tokenize_json(run).dump(2) + "\n").c_str()
+                         : data::render_tokenize_text(run).c_str(),
+                   stdout);
+        return 0;
+    }
+
+    Result<std::shared_ptr<const data::Tokenizer>> tokenizer_for(const std::string& prefix) {
+        std::string spec = tokenizer_spec_;
+        if (spec.empty()) spec = data::recorded_tokenizer(prefix).value_or("");
+        if (spec.empty()) return std::shared_ptr<const data::Tokenizer>();
+        return data::open_tokenizer(spec);
+    }
+
+    int run_inspect() {
+        auto tok = tokenizer_for(prefix_);
+        if (!tok) return print_error("data", tok.status());
+        auto summary = data::inspect_shards(prefix_, show_, max_chars_, tok->get());
+        if (!summary) return print_error("data", summary.status());
+        std::fputs(json_ ? (data::summary_json(*summary).dump(2) + "\n").c_str()
+                         : data::render_summary_text(*summary).c_str(),
+                   stdout);
+        return 0;
+    }
+
+    int run_verify() {
+        std::optional<size_t> vocab;
+        if (vocab_size_ > 0) {
+            vocab = vocab_size_;
+        } else if (!tokenizer_spec_.empty()) {
+            auto tok = data::open_tokenizer(tokenizer_spec_);
+            if (!tok) return print_error("data", tok.status());
+            vocab = (*tok)->vocab_size();
+        } else {
+            vocab = data::recorded_vocab_size(prefix_);
+        }
+        auto report = data::verify_shards(prefix_, vocab);
+        if (!report) return print_error("data", report.status());
+        std::fputs(json_ ? (data::verify_json(*report).dump(2) + "\n").c_str()
+                         : data::render_verify_text(*report).c_str(),
+                   stdout);
+        return report->problems.empty() ? 0 : 1;
+    }
+
+    CLI::App* tokenize_ = nullptr;
+    CLI::App* inspect_ = nullptr;
+    CLI::App* verify_ = nullptr;
+    data::TokenizeOptions t_;
+    std::string input_format_ = "jsonl", key_, template_, tokenizer_spec_, output_prefix_;
+    std::string format_ = "megatron", on_error_ = "fail", prefix_;
+    uint64_t shard_tokens_ = 100'000'000;
+    unsigned workers_ = 0;
+    size_t show_ = 3, max_chars_ = 400, vocab_size_ = 0;
+    bool json_ = false, no_progress_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_data_command() { return std::make_unique<DataCommand>(); }
+
+}  // namespace trainrig

@@ -1,0 +1,35 @@
+// llm.c's token shards (karpathy/llm.c dev/data/data_common.py, write_datafile): a header of
+// 256 int32 (magic, version, token count, zeros) then the tokens. GPT-2: magic 20240520,
+// version 1, uint16 tokens; Llama 3: magic 20240801, version 7, uint32 tokens.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "data/shards/mapped_file.h"
+#include "data/shards/token_dtype.h"
+
+namespace trainrig::data {
+
+inline constexpr int32_t kLlmcMagicGpt2 = 20240520;
+inline constexpr int32_t kLlmcMagicLlama3 = 20240801;
+inline constexpr size_t kLlmcHeaderBytes = 256 * 4;
+
+class LlmcShard {
+public:
+    static Result<LlmcShard> open(const std::string& path);
+    TokenDtype dtype() const { return dtype_; }
+    uint64_t tokens() const { return tokens_; }
+    int64_t token(uint64_t i) const {
+        return load_token(file_.bytes().data() + kLlmcHeaderBytes, i, dtype_);
+    }
+    const std::string& path() const { return file_.path(); }
+    const unsigned char* token_bytes() const { return file_.bytes().data() + kLlmcHeaderBytes; }
+
+private:
+    MappedFile file_;
+    TokenDtype dtype_ = TokenDtype::kU16;
+    uint64_t tokens_ = 0;
+};
+
+}  // namespace trainrig::data

@@ -1,0 +1,130 @@
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/staged_file.h"
+#include "data/shards/llmc_format.h"
+#include "data/shards/shard_writer.h"
+
+namespace trainrig::data {
+namespace {
+
+class LlmcWriter final : public ShardWriter {
+public:
+    LlmcWriter(std::string prefix, TokenDtype dtype, uint64_t shard_tokens)
+        : prefix_(std::move(prefix)), dtype_(dtype), shard_tokens_(shard_tokens) {}
+
+    TokenDtype dtype() const override { return dtype_; }
+
+    // Documents are cut at shard boundaries, as llm.c's fineweb.py does: a shard holds exactly
+    // shard_tokens tokens, except the last.
+    Status add_document(std::span<const uint32_t> ids) override {
+        while (!ids.empty()) {
+            if (shards_.empty() || in_shard_ == shard_tokens_) TRAINRIG_TRY(start_shard());
+            const size_t take = std::min<uint64_t>(ids.size(), shard_tokens_ - in_shard_);
+            packed_.clear();
+            pack_tokens(ids.first(take), dtype_, packed_);
+            TRAINRIG_TRY(shards_.back().write(packed_));
+            in_shard_ += take;
+            tokens_ += take;
+            ids = ids.subspan(take);
+        }
+        ++documents_;
+        return ok_status();
+    }
+
+    Result<std::vector<std::string>> commit() override {
+        if (shards_.empty()) TRAINRIG_TRY(start_shard());
+        std::vector<std::string> paths;
+        for (size_t i = 0; i < shards_.size(); ++i) {
+            const uint64_t n = i + 1 < shards_.size() ? shard_tokens_ : in_shard_;
+            TRAINRIG_TRY(shards_[i].flush());
+            TRAINRIG_TRY(write_header(shards_[i], n));
+        }
+        for (auto& s : shards_) {
+            TRAINRIG_TRY(s.commit());
+            paths.push_back(s.target());
+        }
+        TRAINRIG_TRY(fsync_parent(paths.front()));
+        return paths;
+    }
+
+private:
+    Status start_shard() {
+        auto f = StagedFile::create(fmt::format("{}_{:06d}.bin", prefix_, shards_.size()));
+        if (!f) return f.status();
+        // Placeholder header; the real one (with the token count) is written at commit.
+        TRAINRIG_TRY(f.value().write(std::string(kLlmcHeaderBytes, '\0')));
+        shards_.push_back(std::move(f).value());
+        in_shard_ = 0;
+        return ok_status();
+    }
+
+    Status write_header(StagedFile& f, uint64_t n) {
+        int32_t header[256] = {};
+        const bool wide = dtype_ == TokenDtype::kU32;
+        header[0] = wide ? kLlmcMagicLlama3 : kLlmcMagicGpt2;
+        header[1] = wide ? 7 : 1;
+        header[2] = static_cast<int32_t>(n);
+        return f.write_at(0,
+                          std::string_view(reinterpret_cast<const char*>(header), sizeof header));
+    }
+
+    std::string prefix_;
+    TokenDtype dtype_;
+    uint64_t shard_tokens_;
+    std::vector<StagedFile> shards_;
+    uint64_t in_shard_ = 0;
+    std::string packed_;
+};
+
+template <class T>
+T load(const unsigned char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ShardWriter>> make_llmc_writer(const std::string& prefix, size_t vocab_size,
+                                                      uint64_t shard_tokens) {
+    if (shard_tokens == 0 || shard_tokens > static_cast<uint64_t>(INT32_MAX))
+        return Status{Errc::kInvalidInput,
+                      fmt::format("--shard-tokens {} is outside 1..{} (the header's count is an "
+                                  "int32)",
+                                  shard_tokens, INT32_MAX)};
+    const TokenDtype dtype = vocab_size <= 65536 ? TokenDtype::kU16 : TokenDtype::kU32;
+    return std::unique_ptr<ShardWriter>(std::make_unique<LlmcWriter>(prefix, dtype, shard_tokens));
+}
+
+Result<LlmcShard> LlmcShard::open(const std::string& path) {
+    auto f = MappedFile::open(path);
+    if (!f) return f.status();
+    LlmcShard s;
+    s.file_ = std::move(f).value();
+    const auto bytes = s.file_.bytes();
+    const auto bad = [&](std::string what) {
+        return Status{Errc::kInvalidInput, fmt::format("{}: {}", path, what)};
+    };
+    if (bytes.size() < kLlmcHeaderBytes) return bad("shorter than llm.c's 1024-byte header");
+    const auto magic = load<int32_t>(bytes.data());
+    const auto version = load<int32_t>(bytes.data() + 4);
+    const auto count = load<int32_t>(bytes.data() + 8);
+    if (magic == kLlmcMagicGpt2 && version == 1) {
+        s.dtype_ = TokenDtype::kU16;
+    } else if (magic == kLlmcMagicLlama3 && version == 7) {
+        s.dtype_ = TokenDtype::kU32;
+    } else {
+        return bad(fmt::format("magic {} version {} is not an llm.c token shard", magic, version));
+    }
+    if (count < 0) return bad(fmt::format("negative token count {}", count));
+    s.tokens_ = static_cast<uint64_t>(count);
+    const uint64_t expected = kLlmcHeaderBytes + s.tokens_ * dtype_size(s.dtype_);
+    if (bytes.size() != expected)
+        return bad(fmt::format("{} bytes, but its header says {} tokens ({} bytes)", bytes.size(),
+                               count, expected));
+    return s;
+}
+
+}  // namespace trainrig::data

@@ -33,13 +33,15 @@ test-asan: deps
 	@cmake --build --preset debug-asan -j $(JOBS)
 	@ctest --preset debug-asan -j $(JOBS)
 
-# libFuzzer harnesses in a separate clang build (ASan + UBSan).
+# libFuzzer harnesses in a separate clang build (ASan + UBSan), FUZZ_SECONDS each.
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DTRAINRIG_FUZZ=ON -DTRAINRIG_CUDA=OFF -DTRAINRIG_BUILD_BENCH=OFF >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target parsers_fuzzer
+	@cmake --build build-fuzz -j $(JOBS) --target parsers_fuzzer data_fuzzer
 	@mkdir -p build-fuzz/corpus && build-fuzz/parsers_fuzzer -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=4096 build-fuzz/corpus tests/fuzz/seeds
+	@mkdir -p build-fuzz/corpus-data && build-fuzz/data_fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=4096 build-fuzz/corpus-data tests/fuzz/seeds-data
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

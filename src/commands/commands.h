@@ -14,5 +14,6 @@ std::unique_ptr<Command> make_plan_command();
 std::unique_ptr<Command> make_tune_command();
 std::unique_ptr<Command> make_launch_command();
 std::unique_ptr<Command> make_data_command();
+std::unique_ptr<Command> make_bench_command();
 
 }  // namespace trainrig

@@ -87,7 +87,7 @@ INSTANTIATE_TEST_SUITE_P(Loaders, ReferenceCorpus,
                                            Case{"llama3_tiktoken", "llama3.tiktoken", "llama3"},
                                            Case{"hf_llama3_json", "hf-llama3/tokenizer.json",
                                                 "llama3"}),
-                         [](const auto& info) { return std::string(info.param.label); });
+                         [](const auto& test) { return std::string(test.param.label); });
 
 TEST(ReferencePresets, NamesFindTheirFilesThroughTheTokenizerFolder) {
     ::setenv("TRAINRIG_TOKENIZERS", fmt::format("{}/tokenizers", cache_dir()).c_str(), 1);

@@ -151,6 +151,7 @@ Status Pipeline::read_file(size_t index, uint64_t& seq) {
     ByteSource& in = **source;
     const bool whole_file = options_.format == InputFormat::kText;
     std::string pending;  // bytes after the last complete line
+    size_t last_newline = std::string::npos;
     uint64_t line = 1;
     std::vector<char> buf(1 << 20);
     bool eof = false;
@@ -160,12 +161,15 @@ Status Pipeline::read_file(size_t index, uint64_t& seq) {
         if (!got) return got.status();
         eof = *got == 0;
         pending.append(buf.data(), *got);
+        // After each cut `pending` holds no newline, so the last one is in the bytes just read.
+        if (const void* nl = ::memrchr(pending.data() + pending.size() - *got, '\n', *got))
+            last_newline = static_cast<size_t>(static_cast<const char*>(nl) - pending.data());
         if (whole_file && !eof) continue;
         if (!eof && pending.size() < options_.batch_bytes) continue;
-        // Cut a batch at the last newline (or take everything at the end of the file).
-        size_t cut = eof ? pending.size() : pending.rfind('\n');
-        if (cut == std::string::npos) continue;  // one line longer than a batch: keep reading
-        if (!eof) ++cut;
+        // Cut a batch after the last newline (or take everything at the end of the file).
+        if (!eof && last_newline == std::string::npos) continue;  // a line longer than a batch
+        const size_t cut = eof ? pending.size() : last_newline + 1;
+        last_newline = std::string::npos;
         if (cut == 0) continue;
         if (!slots_.acquire(stop_)) return ok_status();
         Batch b;

@@ -49,7 +49,8 @@ std::optional<std::string> byte_level_decode(std::string_view token) {
         if (c < 0x80) {
             cp = c;
             i += 1;
-        } else if ((c & 0xE0) == 0xC0 && i + 1 < token.size()) {
+        } else if (c >= 0xC2 && c <= 0xDF && i + 1 < token.size() &&
+                   (static_cast<unsigned char>(token[i + 1]) & 0xC0) == 0x80) {
             cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(token[i + 1]) & 0x3Fu);
             i += 2;
         } else {

@@ -27,16 +27,19 @@ Result<std::shared_ptr<const Tokenizer>> load_gpt2_folder(const std::string& dir
         return Status{Errc::kInvalidInput,
                       fmt::format("{} is not a JSON object of token -> id", encoder_path)};
     std::vector<std::string> tokens;
+    std::optional<uint32_t> eod;
     for (auto [key, value] : obj) {
         int64_t id = -1;
         if (value.get(id) != simdjson::SUCCESS || id < 0 || id >= (1 << 24))
             return Status{Errc::kInvalidInput,
                           fmt::format("{}: the id of {:?} is not a small non-negative integer",
                                       encoder_path, std::string_view(key))};
-        // <|endoftext|> is listed among the tokens but is a special token, never merged into.
-        bool special = false;
-        for (const auto& s : preset.specials) special = special || (key == s.text && id == s.id);
-        if (special) continue;
+        // <|endoftext|> is listed among the tokens but is a special token, never merged into;
+        // its id is whatever this encoder.json says (50256 in GPT-2's own file).
+        if (key == "<|endoftext|>") {
+            eod = static_cast<uint32_t>(id);
+            continue;
+        }
         auto bytes = byte_level_decode(key);
         if (!bytes)
             return Status{Errc::kInvalidInput,
@@ -72,8 +75,8 @@ Result<std::shared_ptr<const Tokenizer>> load_gpt2_folder(const std::string& dir
     options.kind = "gpt2";
     options.description = fmt::format("gpt2 (encoder.json + vocab.bpe in {})", dir);
     options.pattern = preset.pattern;
-    options.specials = preset.specials;
-    options.eod = preset.eod;
+    if (eod) options.specials = {{"<|endoftext|>", *eod}};
+    options.eod = eod;
     return make_bpe_tokenizer(std::move(model).value(), std::move(options));
 }
 

@@ -4,47 +4,74 @@
 #include <fmt/format.h>
 #include <pcre2.h>
 
+#include <vector>
+
 namespace trainrig::data {
 
-std::string pcre2_pattern(std::string_view p) {
-    std::string out;
-    out.reserve(p.size() + 32);
+namespace {
+
+// The rewritten pattern, and for each of its bytes the offset in the pattern as written (so a
+// compile error points at what the user wrote).
+struct Translated {
+    std::string text;
+    std::vector<size_t> origin;
+    void add(std::string_view s, size_t from) {
+        text += s;
+        origin.insert(origin.end(), s.size(), from);
+    }
+};
+
+Translated translate(std::string_view p) {
+    Translated out;
     bool in_class = false;
     for (size_t i = 0; i < p.size(); ++i) {
+        const size_t at = i;
         const char c = p[i];
         if (c == '\\' && i + 1 < p.size()) {
-            const char e = p[i + 1];
-            ++i;
+            const char e = p[++i];
             if (e == 's') {
-                out += in_class ? "\\s\\x{85}" : "[\\s\\x{85}]";
+                out.add(in_class ? "\\s\\x{85}" : "[\\s\\x{85}]", at);
             } else if (e == 'S') {
                 // Inside a class `\S` cannot be widened by listing; none of the tokenizer
                 // patterns use it there, so it is left as PCRE2 reads it.
-                out += in_class ? "\\S" : "[^\\s\\x{85}]";
+                out.add(in_class ? "\\S" : "[^\\s\\x{85}]", at);
             } else {
-                out += '\\';
-                out += e;
+                out.add(p.substr(at, 2), at);
             }
             continue;
         }
         if (!in_class && c == '[') {
             in_class = true;
-            out += c;
+            out.add("[", at);
             // A ']' (or '^]') right after '[' is a literal member, not the end.
-            if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
-            if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];
+            if (i + 1 < p.size() && p[i + 1] == '^') out.add("^", ++i);
+            if (i + 1 < p.size() && p[i + 1] == ']') out.add("]", ++i);
             continue;
         }
+        if (in_class && c == '[' && i + 1 < p.size() && p[i + 1] == ':') {
+            // A POSIX class ([:digit:]) inside a bracket: its ']' does not end the bracket.
+            const size_t end = p.find(":]", i + 2);
+            if (end != std::string_view::npos) {
+                out.add(p.substr(i, end + 2 - i), at);
+                i = end + 1;
+                continue;
+            }
+        }
         if (in_class && c == ']') in_class = false;
-        out += c;
+        out.add(std::string_view(&p[i], 1), at);
     }
     return out;
 }
 
+}  // namespace
+
+std::string pcre2_pattern(std::string_view p) { return translate(p).text; }
+
 Result<std::shared_ptr<const Pretokenizer>> Pretokenizer::compile(std::string_view pattern) {
     std::shared_ptr<Pretokenizer> re(new Pretokenizer());
     re->pattern_ = std::string(pattern);
-    const std::string translated = pcre2_pattern(pattern);
+    const Translated t = translate(pattern);
+    const std::string& translated = t.text;
     int err = 0;
     PCRE2_SIZE offset = 0;
     // DOLLAR_ENDONLY: `$` is the end of the text, as in Rust's regex, not also before a final
@@ -56,7 +83,8 @@ Result<std::shared_ptr<const Pretokenizer>> Pretokenizer::compile(std::string_vi
         pcre2_get_error_message(err, buf, sizeof buf);
         return Status{Errc::kInvalidInput,
                       fmt::format("the pre-tokenizer pattern does not compile at offset {}: {}",
-                                  offset, reinterpret_cast<const char*>(buf))};
+                                  offset < t.origin.size() ? t.origin[offset] : pattern.size(),
+                                  reinterpret_cast<const char*>(buf))};
     }
     re->jit_ = pcre2_jit_compile(re->code_, PCRE2_JIT_COMPLETE) == 0;
     return std::shared_ptr<const Pretokenizer>(std::move(re));

@@ -1,0 +1,24 @@
+// `trainrig bench tokenizer`: encode throughput of a tokenizer on a text corpus, single-thread
+// and with N threads. Every timed run uses fresh encoders (empty piece caches), as a real
+// `data tokenize` run starts; one untimed warm-up run loads the corpus into memory and caches.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_record.h"
+#include "core/status.h"
+#include "data/tokenizer/tokenizer.h"
+
+namespace trainrig::bench {
+
+struct TokenizerBenchOptions {
+    std::vector<std::string> inputs;  // text files, concatenated
+    std::vector<unsigned> threads = {1};
+    unsigned repeats = 5;
+};
+
+Result<std::vector<BenchRecord>> run_tokenizer_bench(const data::Tokenizer& tokenizer,
+                                                     const TokenizerBenchOptions& options);
+
+}  // namespace trainrig::bench

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Packs build/trainrig with the shared libraries a bare GPU machine may lack (hwloc, fmt, udev, toml++)
+# Packs build/trainrig with the shared libraries a bare GPU machine may lack (hwloc, fmt, udev, toml++,
+# PCRE2, simdjson, SentencePiece, zstd, utf8proc)
 # into a folder (default build/gpu-bundle/) that scripts/gpu-check.sh runs from. glibc, libstdc++ and the
 # NVIDIA/CUDA libraries are left out: the target machine provides its own.
 set -euo pipefail
@@ -11,11 +12,14 @@ rm -rf "$dest"
 mkdir -p "$dest/lib"
 cp "$bin" "$dest/trainrig"
 strip --strip-debug "$dest/trainrig" 2>/dev/null || true
-# The GPU tests (label gpu) when they were built; they link the same libraries.
-if [ -x "$(dirname "$bin")/gpu_tests" ]; then
-    cp "$(dirname "$bin")/gpu_tests" "$dest/gpu_tests"
-    strip --strip-debug "$dest/gpu_tests" 2>/dev/null || true
-fi
+# The GPU tests (label gpu) when they were built; they link the same libraries (gpu_data_tests
+# links the static CUDA runtime too).
+for t in gpu_tests gpu_data_tests; do
+    if [ -x "$(dirname "$bin")/$t" ]; then
+        cp "$(dirname "$bin")/$t" "$dest/$t"
+        strip --strip-debug "$dest/$t" 2>/dev/null || true
+    fi
+done
 ldd "$bin" | awk '/=> \//{print $1, $3}' | while read -r name path; do
     case "$name" in
         libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libpthread.so*|libdl.so*|librt.so*) ;;

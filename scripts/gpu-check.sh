@@ -35,6 +35,10 @@ if [ -x "$bundle/gpu_tests" ]; then
     log "gpu tests (NVML probe against nvidia-smi)"
     "$bundle/gpu_tests" --gtest_output="json:$out/gpu-tests.json" 2>&1 | tail -20
 fi
+if [ -x "$bundle/gpu_data_tests" ]; then
+    log "gpu data tests (pinned double buffer against the loader)"
+    "$bundle/gpu_data_tests" --gtest_output="json:$out/gpu-data-tests.json" 2>&1 | tail -20
+fi
 
 log "nvidia-smi facts for the cross-check"
 nvidia-smi --query-gpu=index,name,pci.bus_id,pci.device_id,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,memory.total \

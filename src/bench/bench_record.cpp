@@ -60,16 +60,36 @@ nlohmann::json bench_document(const std::vector<BenchRecord>& records) {
             {"results", results}};
 }
 
+namespace {
+
+// 3 significant figures with an SI prefix: 2.08 G, 41.3, 254 k.
+std::string si(double v) {
+    const char* prefix[] = {"", " k", " M", " G", " T"};
+    int k = 0;
+    while (std::abs(v) >= 1000 && k < 4) {
+        v /= 1000;
+        ++k;
+    }
+    const int decimals = std::abs(v) >= 100 ? 0 : std::abs(v) >= 10 ? 1 : 2;
+    return fmt::format("{:.{}f}{}", v, decimals, prefix[k]);
+}
+
+}  // namespace
+
 std::string render_records_text(const std::vector<BenchRecord>& records) {
     std::string out;
     for (const auto& r : records) {
+        // MB/s is already scaled; the counts (tokens/s, batches/s) get an SI prefix.
+        const auto num = [&](double v) {
+            return r.unit.starts_with("MB") ? fmt::format("{:.1f}", v) : si(v);
+        };
         std::string params;
         for (const auto& [k, v] : r.params.items())
             params += fmt::format("{}={} ", k, v.is_string() ? v.get<std::string>() : v.dump());
-        out += fmt::format(
-            "{:<10} {:<48} median {:>10.2f} {}  (min {:.2f}, max {:.2f}, cv {:.1f}%, "
-            "{} runs)\n",
-            r.bench, params, r.median(), r.unit, r.min(), r.max(), 100 * r.cv(), r.samples.size());
+        out +=
+            fmt::format("{:<10} {:<44} median {:>8} {:<12} (min {}, max {}, cv {:.1f}%, {} runs)\n",
+                        r.bench, params, num(r.median()), r.unit, num(r.min()), num(r.max()),
+                        100 * r.cv(), r.samples.size());
     }
     return out;
 }

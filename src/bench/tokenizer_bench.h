@@ -1,6 +1,7 @@
 // `trainrig bench tokenizer`: encode throughput of a tokenizer on a text corpus, single-thread
-// and with N threads. Every timed run uses fresh encoders (empty piece caches), as a real
-// `data tokenize` run starts; one untimed warm-up run loads the corpus into memory and caches.
+// and with N threads (each encoding the whole corpus). Every timed run uses fresh encoders (empty
+// piece caches), as a real `data tokenize` run starts; one untimed warm-up run loads the corpus
+// into memory and caches.
 #pragma once
 
 #include <string>

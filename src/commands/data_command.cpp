@@ -25,6 +25,29 @@ namespace {
 std::atomic<bool> g_cancel{false};
 extern "C" void on_cancel_signal(int) { g_cancel = true; }
 
+// Installs the SIGINT/SIGTERM handlers that set g_cancel; restores the previous ones on exit.
+class CancelSignals {
+public:
+    CancelSignals() {
+        g_cancel = false;
+        struct sigaction sa {};
+        sa.sa_handler = on_cancel_signal;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGINT, &sa, &old_int_);
+        ::sigaction(SIGTERM, &sa, &old_term_);
+    }
+    ~CancelSignals() {
+        ::sigaction(SIGINT, &old_int_, nullptr);
+        ::sigaction(SIGTERM, &old_term_, nullptr);
+    }
+    CancelSignals(const CancelSignals&) = delete;
+    CancelSignals& operator=(const CancelSignals&) = delete;
+
+private:
+    struct sigaction old_int_ {};
+    struct sigaction old_term_ {};
+};
+
 class DataCommand : public Command {
 public:
     const char* name() const override { return "data"; }
@@ -125,21 +148,15 @@ private:
                           : data::make_megatron_writer(output_prefix_, tok.vocab_size());
         if (!writer) return print_error("data", writer.status());
 
-        g_cancel = false;
+        // SIGINT/SIGTERM stop the run (and a commit that has not started renaming) cleanly,
+        // leaving the previous output as it was; the handlers stay until the files are in place.
+        const CancelSignals signals;
         t_.cancel = &g_cancel;
-        struct sigaction sa {
-        }, old_int{}, old_term{};
-        sa.sa_handler = on_cancel_signal;
-        sigemptyset(&sa.sa_mask);
-        ::sigaction(SIGINT, &sa, &old_int);
-        ::sigaction(SIGTERM, &sa, &old_term);
         const bool show_progress = !no_progress_ && !json_ && ::isatty(STDERR_FILENO) == 1;
         auto stats = data::run_tokenize(tok, t_, **writer, [&](const data::TokenizeStats& s) {
             if (show_progress) std::fprintf(stderr, "\r%s\x1b[K", data::progress_line(s).c_str());
         });
         if (show_progress) std::fprintf(stderr, "\r\x1b[K");
-        ::sigaction(SIGINT, &old_int, nullptr);
-        ::sigaction(SIGTERM, &old_term, nullptr);
         if (!stats) return print_error("data", stats.status());
         if (stats->documents == 0)
             return print_error("data",
@@ -147,7 +164,7 @@ private:
                                       fmt::format("found no documents in {} (nothing written)",
                                                   join(t_.inputs, ", "))});
         data::TokenizeRun run{tokenizer_spec_, &tok, &t_, format_, (*writer)->dtype(), {}, *stats};
-        auto files = (*writer)->commit();
+        auto files = (*writer)->commit(&g_cancel);
         if (!files) return print_error("data", files.status());
         run.files = *files;
         if (auto s = write_file_atomic(output_prefix_ + ".meta.json",

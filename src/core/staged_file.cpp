@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <filesystem>
+#include <random>
 
 namespace trainrig {
 namespace {
@@ -29,13 +30,19 @@ Status write_fd(int fd, std::string_view data, const std::string& what) {
 }  // namespace
 
 Result<StagedFile> StagedFile::create(std::string target, unsigned mode) {
+    // The pid says whose file it is; the random part keeps a leftover of a killed run (same pid
+    // in a restarted container) from blocking the next one.
     static std::atomic<unsigned> counter{0};
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
     StagedFile f;
     f.target_ = std::move(target);
-    f.temp_ = fmt::format("{}.tmp-{}-{}", f.target_, ::getpid(), counter++);
-    f.fd_ = ::open(f.temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-    if (f.fd_ < 0) {
+    for (int attempt = 0;; ++attempt) {
+        f.temp_ = fmt::format("{}.tmp-{}-{}-{:08x}", f.target_, ::getpid(), counter++,
+                              static_cast<uint32_t>(rng()));
+        f.fd_ = ::open(f.temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (f.fd_ >= 0) break;
         const int err = errno;
+        if (err == EEXIST && attempt < 8) continue;
         f.temp_.clear();
         return errno_status(err, "create", f.target_);
     }
@@ -70,6 +77,7 @@ StagedFile& StagedFile::operator=(StagedFile&& o) noexcept {
 StagedFile::~StagedFile() { abandon(); }
 
 Status StagedFile::write(std::string_view bytes) {
+    if (fd_ < 0) return {Errc::kInternal, fmt::format("{} was written after prepare()", target_)};
     written_ += bytes.size();
     if (buffer_.size() + bytes.size() <= kBufferBytes) {
         buffer_.append(bytes);
@@ -89,6 +97,7 @@ Status StagedFile::flush() {
 }
 
 Status StagedFile::write_at(size_t offset, std::string_view bytes) {
+    if (fd_ < 0) return {Errc::kInternal, fmt::format("{} was written after prepare()", target_)};
     TRAINRIG_TRY(flush());
     while (!bytes.empty()) {
         const ssize_t n = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
@@ -102,18 +111,28 @@ Status StagedFile::write_at(size_t offset, std::string_view bytes) {
     return ok_status();
 }
 
-Status StagedFile::commit() {
+Status StagedFile::prepare() {
+    if (fd_ < 0) return ok_status();  // already prepared
     TRAINRIG_TRY(flush());
     if (::fsync(fd_) != 0) return errno_status(errno, "fsync", target_);
-    if (::close(fd_) != 0) {
-        fd_ = -1;
-        return errno_status(errno, "close", target_);
-    }
+    const int rc = ::close(fd_);
     fd_ = -1;
+    if (rc != 0) return errno_status(errno, "close", target_);
+    std::string().swap(buffer_);
+    return ok_status();
+}
+
+Status StagedFile::publish() {
+    if (fd_ >= 0) TRAINRIG_TRY(prepare());
     if (::rename(temp_.c_str(), target_.c_str()) != 0)
         return errno_status(errno, "rename", target_);
     temp_.clear();
     return ok_status();
+}
+
+Status StagedFile::commit() {
+    TRAINRIG_TRY(prepare());
+    return publish();
 }
 
 void StagedFile::abandon() {

@@ -34,8 +34,12 @@ public:
     const std::string& target() const { return target_; }
     const std::string& temp_path() const { return temp_; }
 
-    // fsync, close, rename over the target. Call fsync_folder afterwards (once per folder).
+    // fsync, close, rename over the target. Call fsync_parent afterwards (once per folder).
     Status commit();
+    // commit() in two steps, so a set of files can all be made durable before any is renamed:
+    // prepare() flushes, fsyncs and closes (frees the buffer; no more writes); publish() renames.
+    Status prepare();
+    Status publish();
     // Removes the temporary file (also done by the destructor when not committed).
     void abandon();
 

@@ -437,6 +437,13 @@ TEST_F(DataCliCompressed, GzipInputGivesTheSameOutputAsThePlainFile) {
     EXPECT_EQ(json::parse(r.out)["documents"], 6000);
 }
 
+TEST_F(DataCliCompressed, GzipWithZeroPaddingAfterTheLastMemberIsAccepted) {
+    // gzip -d and Python's gzip accept zero bytes after the last member (padded images).
+    ASSERT_EQ(std::system(("gzip -k " + path("in.jsonl")).c_str()), 0);
+    write_file(path("padded.jsonl.gz"), slurp(path("in.jsonl.gz")) + std::string(4096, '\0'));
+    expect_same_as_plain(path("padded.jsonl.gz"));
+}
+
 TEST_F(DataCliCompressed, ZstdInputGivesTheSameOutputAsThePlainFile) {
     if (std::system("command -v zstd >/dev/null 2>&1") != 0)
         GTEST_SKIP() << "the zstd command (Debian package zstd) is not installed";

@@ -181,3 +181,22 @@ TEST(DataLoader, WindowsNeverCrossFromOnePartIntoTheNext) {
 
 }  // namespace
 }  // namespace trainrig::data
+
+namespace trainrig::data {
+namespace {
+
+TEST(DataLoader, NextSampleAtAnEpochBoundaryNamesWhatNextBatchReads) {
+    const auto prefix = write_dataset("loader_boundary", 10 * 4 + 1);
+    auto l = make_loader({prefix}, LoaderOptions{3, 4, 9, true, 0, 1});
+    std::vector<uint32_t> batch;
+    for (int s = 0; s < 5; ++s) {
+        std::vector<uint64_t> named;
+        for (uint64_t r = 0; r < 3; ++r) named.push_back(l.next_sample(r));
+        l.next_batch(batch);
+        for (uint64_t r = 0; r < 3; ++r)
+            EXPECT_EQ(batch[r * 5], named[r] * 4) << "step " << s << " row " << r;
+    }
+}
+
+}  // namespace
+}  // namespace trainrig::data

@@ -322,6 +322,17 @@ TEST_F(DataShardsLlmc, Gpt2HeaderAndUint16Tokens) {
     EXPECT_EQ(load_le<uint16_t>(bytes, 1024 + 6), 50256);
 }
 
+TEST_F(DataShardsLlmc, ShardsOfAnEarlierLongerRunAreRemovedAtCommit) {
+    // Readers take PREFIX_000000.bin, PREFIX_000001.bin, ... up to the first gap; shards a
+    // longer earlier run left behind would silently join this dataset.
+    ASSERT_EQ(write_llmc(50257, 2, {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}).size(), 5u);
+    const auto paths = write_llmc(50257, 2, {{1, 2, 3}});
+    ASSERT_EQ(paths.size(), 2u);
+    EXPECT_TRUE(fs::exists(prefix_ + "_000001.bin"));
+    for (const char* gone : {"_000002.bin", "_000003.bin", "_000004.bin"})
+        EXPECT_FALSE(fs::exists(prefix_ + gone)) << gone;
+}
+
 TEST_F(DataShardsLlmc, VocabularyAbove65536WritesUint32WithTheLlama3Header) {
     // data_common.py: "llama-3": magic 20240801, version 7, uint32 tokens.
     const auto paths = write_llmc(128256, 100, {{128000, 70000, 5}});

@@ -71,8 +71,13 @@ void WindowLoader::start_epoch(uint64_t epoch) {
 }
 
 uint64_t WindowLoader::next_sample(uint64_t row) const {
-    const uint64_t i =
-        state_.position + static_cast<uint64_t>(options_.rank) * options_.batch + row;
+    const uint64_t step = options_.batch * static_cast<uint64_t>(options_.world);
+    const uint64_t offset = static_cast<uint64_t>(options_.rank) * options_.batch + row;
+    if (state_.position + step > total_samples_) {  // next_batch starts the next epoch first
+        if (!options_.shuffle) return offset;
+        return Permutation(total_samples_, options_.seed ^ splitmix64(state_.epoch + 1))(offset);
+    }
+    const uint64_t i = state_.position + offset;
     return options_.shuffle ? order_(i) : i;
 }
 

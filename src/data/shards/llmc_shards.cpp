@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -20,7 +21,12 @@ public:
     // shard_tokens tokens, except the last.
     Status add_document(std::span<const uint32_t> ids) override {
         while (!ids.empty()) {
-            if (shards_.empty() || in_shard_ == shard_tokens_) TRAINRIG_TRY(start_shard());
+            if (shards_.empty() || in_shard_ == shard_tokens_) {
+                // A full shard is finished and closed at once: open files and buffers stay at
+                // one however many shards the run writes.
+                if (!shards_.empty()) TRAINRIG_TRY(finish_shard(shards_.back(), shard_tokens_));
+                TRAINRIG_TRY(start_shard());
+            }
             const size_t take = std::min<uint64_t>(ids.size(), shard_tokens_ - in_shard_);
             packed_.clear();
             pack_tokens(ids.first(take), dtype_, packed_);
@@ -33,17 +39,19 @@ public:
         return ok_status();
     }
 
-    Result<std::vector<std::string>> commit() override {
+    Result<std::vector<std::string>> commit(const std::atomic<bool>* cancel) override {
         if (shards_.empty()) TRAINRIG_TRY(start_shard());
+        TRAINRIG_TRY(finish_shard(shards_.back(), in_shard_));
+        if (cancel != nullptr && cancel->load()) return interrupted_status();
         std::vector<std::string> paths;
-        for (size_t i = 0; i < shards_.size(); ++i) {
-            const uint64_t n = i + 1 < shards_.size() ? shard_tokens_ : in_shard_;
-            TRAINRIG_TRY(shards_[i].flush());
-            TRAINRIG_TRY(write_header(shards_[i], n));
-        }
         for (auto& s : shards_) {
-            TRAINRIG_TRY(s.commit());
+            TRAINRIG_TRY(s.publish());
             paths.push_back(s.target());
+        }
+        // Shards of an earlier, longer run would otherwise be read as part of this dataset.
+        for (size_t i = shards_.size();; ++i) {
+            const std::string stale = fmt::format("{}_{:06d}.bin", prefix_, i);
+            if (::unlink(stale.c_str()) != 0) break;
         }
         TRAINRIG_TRY(fsync_parent(paths.front()));
         return paths;
@@ -58,6 +66,11 @@ private:
         shards_.push_back(std::move(f).value());
         in_shard_ = 0;
         return ok_status();
+    }
+
+    Status finish_shard(StagedFile& f, uint64_t n) {
+        TRAINRIG_TRY(write_header(f, n));
+        return f.prepare();
     }
 
     Status write_header(StagedFile& f, uint64_t n) {

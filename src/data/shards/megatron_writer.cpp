@@ -48,7 +48,7 @@ public:
         return ok_status();
     }
 
-    Result<std::vector<std::string>> commit() override {
+    Result<std::vector<std::string>> commit(const std::atomic<bool>* cancel) override {
         auto created = StagedFile::create(prefix_ + ".idx");
         if (!created) return created.status();
         StagedFile idx_file = std::move(created).value();
@@ -64,13 +64,17 @@ public:
         // memory stays bounded however many documents there are.
         for (int pass = 0; pass < 2; ++pass) {
             std::ifstream in(lengths_.temp_path(), std::ios::binary);
+            if (!in.is_open())
+                return Status{Errc::kIo, fmt::format("cannot reopen {}", lengths_.temp_path())};
             std::vector<char> chunk(1 << 20);
             int64_t pointer = 0;
+            uint64_t read_back = 0;
             std::string out;
             while (in) {
                 in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
                 const auto got = static_cast<size_t>(in.gcount());
                 if (got == 0) break;
+                read_back += got;
                 if (pass == 0) {
                     TRAINRIG_TRY(idx->write(std::string_view(chunk.data(), got)));
                     continue;
@@ -84,9 +88,10 @@ public:
                 }
                 TRAINRIG_TRY(idx->write(out));
             }
-            if (in.bad())
+            if (in.bad() || read_back != 4 * documents_)
                 return Status{Errc::kIo,
-                              fmt::format("reading back {} failed", lengths_.temp_path())};
+                              fmt::format("reading back {} gave {} of {} bytes",
+                                          lengths_.temp_path(), read_back, 4 * documents_)};
         }
         std::string docs;
         for (uint64_t d = 0; d <= documents_; ++d) {
@@ -97,9 +102,13 @@ public:
             }
         }
         TRAINRIG_TRY(idx->write(docs));
-        // The .bin first: a reader that finds the new .idx also finds the .bin it describes.
-        TRAINRIG_TRY(bin_.commit());
-        TRAINRIG_TRY(idx->commit());
+        // Both files durable first; then the .bin renamed before the .idx, so a reader that
+        // finds the new .idx also finds the .bin it describes.
+        TRAINRIG_TRY(bin_.prepare());
+        TRAINRIG_TRY(idx->prepare());
+        if (cancel != nullptr && cancel->load()) return interrupted_status();
+        TRAINRIG_TRY(bin_.publish());
+        TRAINRIG_TRY(idx->publish());
         lengths_.abandon();
         TRAINRIG_TRY(fsync_parent(prefix_ + ".idx"));
         return std::vector<std::string>{prefix_ + ".bin", prefix_ + ".idx"};

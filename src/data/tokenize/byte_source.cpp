@@ -7,6 +7,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -73,6 +74,13 @@ public:
                 }
                 z_.next_in = reinterpret_cast<Bytef*>(in_.data());
                 z_.avail_in = static_cast<uInt>(*got);
+            }
+            if (at_member_end_ &&
+                std::all_of(z_.next_in, z_.next_in + z_.avail_in, [](Bytef b) { return b == 0; })) {
+                // Zero padding after the last member (tape and block-device images): gzip -d
+                // and Python's gzip accept it.
+                z_.avail_in = 0;
+                continue;
             }
             const int rc = inflate(&z_, Z_NO_FLUSH);
             if (rc == Z_STREAM_END) {

@@ -10,6 +10,10 @@ namespace trainrig::data {
 
 static_assert(DocumentExtractor::kJsonPadding >= simdjson::SIMDJSON_PADDING);
 
+namespace {
+constexpr size_t kParserCapacityMax = size_t{16} << 20;
+}  // namespace
+
 Result<TextTemplate> TextTemplate::parse(std::string_view spec) {
     TextTemplate t;
     std::string literal;
@@ -139,6 +143,10 @@ Result<std::string_view> DocumentExtractor::extract(std::string_view record, std
                                                            first_invalid_utf8(record) + 1)};
         return record;
     }
+    // The DOM parser keeps ~14 bytes per byte of the largest record it has seen; after a huge
+    // line, start over rather than hold that for the rest of the run.
+    if (parser_->json.capacity() > kParserCapacityMax && record.size() < kParserCapacityMax)
+        parser_ = std::make_unique<Parser>();
     simdjson::dom::element root;
     if (const auto err = parser_->json.parse(record.data(), record.size(), false).get(root);
         err != simdjson::SUCCESS) {

@@ -72,10 +72,13 @@ private:
 class Slots {
 public:
     explicit Slots(size_t n) : free_(n) {}
-    bool acquire(const std::atomic<bool>& stop) {
+    // False when `stop()` turns true first. The timed wait also catches a stop set from a
+    // signal handler, which cannot notify.
+    template <class Stop>
+    bool acquire(const Stop& stop) {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return free_ > 0 || stop.load(); });
-        if (stop.load()) return false;
+        while (free_ == 0 && !stop()) cv_.wait_for(lock, std::chrono::milliseconds(100));
+        if (stop()) return false;
         --free_;
         return true;
     }
@@ -86,7 +89,10 @@ public:
         }
         cv_.notify_one();
     }
-    void wake_all() { cv_.notify_all(); }
+    void wake_all() {
+        { std::lock_guard lock(mu_); }  // a waiter is either before its check or asleep
+        cv_.notify_all();
+    }
 
 private:
     std::mutex mu_;
@@ -108,6 +114,20 @@ private:
     void work();
     void encode_batch(Batch& b, Encoded& out, DocumentExtractor& ex, TokenEncoder& enc);
     void fail(Status s);
+    // Stops whatever still runs (nothing once the writer has drained the input) and joins.
+    void join_all() {
+        if (threads_.empty()) return;
+        bool drained;
+        {
+            std::lock_guard lock(done_mu_);
+            drained = reader_finished_ && done_.empty();
+        }
+        if (!drained) stop_ = true;
+        slots_.wake_all();
+        batches_.close();
+        for (auto& t : threads_) t.join();
+        threads_.clear();
+    }
     bool stopping() const {
         return stop_.load() || (options_.cancel != nullptr && options_.cancel->load());
     }
@@ -125,6 +145,7 @@ private:
     std::vector<uint64_t> file_sizes_;
     uint64_t files_before_ = 0;  // reader thread only
     std::atomic<bool> stop_{false};
+    std::vector<std::thread> threads_;
     std::mutex error_mu_;
     Status error_;
 };
@@ -153,7 +174,7 @@ Status Pipeline::read_file(size_t index, uint64_t& seq) {
     std::string pending;  // bytes after the last complete line
     size_t last_newline = std::string::npos;
     uint64_t line = 1;
-    std::vector<char> buf(1 << 20);
+    std::vector<char> buf(std::min<size_t>(options_.batch_bytes, 1 << 20));
     bool eof = false;
     while (!eof) {
         if (stopping()) return ok_status();
@@ -171,7 +192,7 @@ Status Pipeline::read_file(size_t index, uint64_t& seq) {
         const size_t cut = eof ? pending.size() : last_newline + 1;
         last_newline = std::string::npos;
         if (cut == 0) continue;
-        if (!slots_.acquire(stop_)) return ok_status();
+        if (!slots_.acquire([this] { return stopping(); })) return ok_status();
         Batch b;
         b.file = index;
         b.first_line = line;
@@ -202,15 +223,21 @@ Status Pipeline::read_file(size_t index, uint64_t& seq) {
 
 void Pipeline::read_all() {
     uint64_t seq = 0;
+    Status error;
     for (size_t i = 0; i < options_.inputs.size() && !stopping(); ++i) {
-        if (auto s = read_file(i, seq); !s.ok()) {
-            fail(std::move(s));
-            break;
-        }
+        error = read_file(i, seq);
+        if (!error.ok()) break;
         files_before_ += file_sizes_[i];
     }
     batches_.close();
     std::lock_guard lock(done_mu_);
+    if (!error.ok()) {
+        // Reported by the writer in input order, after every batch read before it.
+        Encoded e;
+        e.seq = seq;
+        e.error = std::move(error);
+        done_.emplace(seq++, std::move(e));
+    }
     reader_finished_ = true;
     batches_total_ = seq;
     done_cv_.notify_all();
@@ -225,6 +252,7 @@ void Pipeline::encode_batch(Batch& b, Encoded& out, DocumentExtractor& ex, Token
     for (size_t r = 0; r < b.records.size(); ++r) {
         const auto [offset, length] = b.records[r];
         const std::string_view record(b.data.data() + offset, length);
+        if (r % 256 == 0 && stopping()) return;  // the output is abandoned anyway
         ++out.records;
         // Blank lines separate nothing in JSONL and are not documents in line mode.
         if (options_.format != InputFormat::kText &&
@@ -249,8 +277,14 @@ void Pipeline::encode_batch(Batch& b, Encoded& out, DocumentExtractor& ex, Token
         }
         const size_t before = out.ids.size();
         if (auto s = enc.encode(*text, out.ids); !s.ok()) {
-            out.error = Status{s.code(), fmt::format("{}: {}", where(), s.message())};
-            return;
+            if (options_.on_error == OnError::kFail) {
+                out.error = Status{s.code(), fmt::format("{}: {}", where(), s.message())};
+                return;
+            }
+            out.ids.resize(before);
+            ++out.skipped;
+            if (out.skips.size() < 10) out.skips.push_back({where(), s.message()});
+            continue;
         }
         if (options_.append_eod) out.ids.push_back(*eod);
         out.lengths.push_back(out.ids.size() - before);
@@ -289,9 +323,13 @@ Result<TokenizeStats> Pipeline::run(const ProgressFn& progress) {
     }
     const auto start = std::chrono::steady_clock::now();
     auto last_progress = start;
-    std::vector<std::thread> threads;
-    threads.emplace_back([this] { read_all(); });
-    for (unsigned i = 0; i < options_.workers; ++i) threads.emplace_back([this] { work(); });
+    // Joined on every way out, exceptions included (a failed thread start, bad_alloc).
+    struct Joiner {
+        Pipeline& p;
+        ~Joiner() { p.join_all(); }
+    } joiner{*this};
+    threads_.emplace_back([this] { read_all(); });
+    for (unsigned i = 0; i < options_.workers; ++i) threads_.emplace_back([this] { work(); });
 
     uint64_t next = 0;
     for (;;) {
@@ -342,13 +380,7 @@ Result<TokenizeStats> Pipeline::run(const ProgressFn& progress) {
             last_progress = now;
         }
     }
-    stop_ = stop_.load() || !error_.ok();
-    if (stopping()) {
-        stop_ = true;
-        slots_.wake_all();
-    }
-    batches_.close();
-    for (auto& t : threads) t.join();
+    join_all();
     stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!error_.ok()) return error_;
     if (options_.cancel != nullptr && options_.cancel->load())

@@ -137,6 +137,7 @@ Status BpeEncoder::encode(std::string_view text, std::vector<uint32_t>& out) {
 
 Status BpeEncoder::encode_ordinary(std::string_view text, std::vector<uint32_t>& out) {
     if (text.empty()) return ok_status();
+    cursor_.clear_status();
     if (t_.options().add_prefix_space && text[0] != ' ') {
         const std::string prefixed = " " + std::string(text);
         const std::string_view view = prefixed;

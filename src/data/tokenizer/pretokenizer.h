@@ -42,6 +42,7 @@ public:
         // runs out of JIT stack) are reported through `status`.
         bool next(std::string_view text, size_t from, size_t& start, size_t& end);
         const Status& status() const { return status_; }
+        void clear_status() { status_ = Status(); }
 
     private:
         std::shared_ptr<const Pretokenizer> re_;

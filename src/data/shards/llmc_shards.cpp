@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/staged_file.h"
+#include "data/shards/little_endian.h"
 #include "data/shards/llmc_format.h"
 #include "data/shards/shard_writer.h"
 
@@ -91,13 +92,6 @@ private:
     std::string packed_;
 };
 
-template <class T>
-T load(const unsigned char* p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    return v;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<ShardWriter>> make_llmc_writer(const std::string& prefix, size_t vocab_size,
@@ -121,9 +115,9 @@ Result<LlmcShard> LlmcShard::open(const std::string& path) {
         return Status{Errc::kInvalidInput, fmt::format("{}: {}", path, what)};
     };
     if (bytes.size() < kLlmcHeaderBytes) return bad("shorter than llm.c's 1024-byte header");
-    const auto magic = load<int32_t>(bytes.data());
-    const auto version = load<int32_t>(bytes.data() + 4);
-    const auto count = load<int32_t>(bytes.data() + 8);
+    const auto magic = load_le<int32_t>(bytes.data());
+    const auto version = load_le<int32_t>(bytes.data() + 4);
+    const auto count = load_le<int32_t>(bytes.data() + 8);
     if (magic == kLlmcMagicGpt2 && version == 1) {
         s.dtype_ = TokenDtype::kU16;
     } else if (magic == kLlmcMagicLlama3 && version == 7) {

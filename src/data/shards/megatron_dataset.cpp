@@ -2,19 +2,10 @@
 
 #include <cstring>
 
+#include "data/shards/little_endian.h"
 #include "data/shards/megatron_format.h"
 
 namespace trainrig::data {
-namespace {
-
-template <class T>
-T load(const unsigned char* p) {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
-    return v;
-}
-
-}  // namespace
 
 Result<MegatronDataset> MegatronDataset::open(const std::string& prefix) {
     MegatronDataset d;
@@ -34,13 +25,13 @@ Result<MegatronDataset> MegatronDataset::open(const std::string& prefix) {
         std::memcmp(bytes.data(), kMegatronMagic.data(), kMegatronMagic.size()) != 0)
         return bad("not a Megatron index (the file does not start with MMIDIDX)");
     const unsigned char* p = bytes.data() + 9;
-    if (const auto version = load<uint64_t>(p); version != 1)
+    if (const auto version = load_le<uint64_t>(p); version != 1)
         return bad(fmt::format("index version {} (only version 1 exists)", version));
     const auto dtype = megatron_dtype_from_code(p[8]);
     if (!dtype) return bad(fmt::format("unknown dtype code {}", p[8]));
     d.dtype_ = *dtype;
-    d.sequences_ = load<uint64_t>(p + 9);
-    d.doc_count_ = load<uint64_t>(p + 17);
+    d.sequences_ = load_le<uint64_t>(p + 9);
+    d.doc_count_ = load_le<uint64_t>(p + 17);
     if (d.doc_count_ == 0) return bad("document index count is 0 (it is documents + 1)");
     // Counts too large for the file cannot be multiplied out safely; they are wrong anyway.
     const bool plausible = d.sequences_ <= bytes.size() / 12 && d.doc_count_ <= bytes.size() / 8;
@@ -55,10 +46,10 @@ Result<MegatronDataset> MegatronDataset::open(const std::string& prefix) {
     const size_t item = dtype_size(d.dtype_);
     uint64_t pointer = 0;
     for (uint64_t s = 0; s < d.sequences_; ++s) {
-        const int32_t len = load<int32_t>(bytes.data() + kMegatronHeaderBytes + 4 * s);
+        const int32_t len = load_le<int32_t>(bytes.data() + kMegatronHeaderBytes + 4 * s);
         if (len < 0) return bad(fmt::format("sequence {} has a negative length {}", s, len));
         const auto ptr =
-            load<int64_t>(bytes.data() + kMegatronHeaderBytes + 4 * d.sequences_ + 8 * s);
+            load_le<int64_t>(bytes.data() + kMegatronHeaderBytes + 4 * d.sequences_ + 8 * s);
         if (ptr < 0 || static_cast<uint64_t>(ptr) != pointer)
             return bad(
                 fmt::format("sequence {} starts at byte {} of the .bin, but the lengths "
@@ -75,7 +66,7 @@ Result<MegatronDataset> MegatronDataset::open(const std::string& prefix) {
     const unsigned char* docs = bytes.data() + kMegatronHeaderBytes + 12 * d.sequences_;
     int64_t previous = -1;
     for (uint64_t k = 0; k < d.doc_count_; ++k) {
-        const auto v = load<int64_t>(docs + 8 * k);
+        const auto v = load_le<int64_t>(docs + 8 * k);
         if ((k == 0 && v != 0) || v < previous || v > static_cast<int64_t>(d.sequences_))
             return bad(
                 fmt::format("document index {} is {} (they rise from 0 to the sequence "
@@ -91,12 +82,12 @@ Result<MegatronDataset> MegatronDataset::open(const std::string& prefix) {
 
 uint32_t MegatronDataset::length(uint64_t seq) const {
     return static_cast<uint32_t>(
-        load<int32_t>(idx_.bytes().data() + kMegatronHeaderBytes + 4 * seq));
+        load_le<int32_t>(idx_.bytes().data() + kMegatronHeaderBytes + 4 * seq));
 }
 
 uint64_t MegatronDataset::first_token(uint64_t seq) const {
     const auto ptr =
-        load<int64_t>(idx_.bytes().data() + kMegatronHeaderBytes + 4 * sequences_ + 8 * seq);
+        load_le<int64_t>(idx_.bytes().data() + kMegatronHeaderBytes + 4 * sequences_ + 8 * seq);
     return static_cast<uint64_t>(ptr) / dtype_size(dtype_);
 }
 

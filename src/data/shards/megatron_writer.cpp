@@ -8,18 +8,12 @@
 #include <fstream>
 
 #include "core/staged_file.h"
+#include "data/shards/little_endian.h"
 #include "data/shards/megatron_format.h"
 #include "data/shards/shard_writer.h"
 
 namespace trainrig::data {
 namespace {
-
-template <class T>
-void append_le(std::string& out, T v) {
-    char b[sizeof(T)];
-    std::memcpy(b, &v, sizeof(T));
-    out.append(b, sizeof(T));
-}
 
 class MegatronWriter final : public ShardWriter {
 public:

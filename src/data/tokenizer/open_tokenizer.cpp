@@ -71,9 +71,9 @@ Result<std::shared_ptr<const Tokenizer>> open_tokenizer(const std::string& spec)
         return Status{Errc::kNotFound,
                       fmt::format("the {} tokenizer's files are not in {} (looked for {})",
                                   preset->name, folder, join(names, ", ")),
-                      fmt::format("put them there, point TRAINRIG_TOKENIZERS at the folder that "
-                                  "holds them, or pass --tokenizer PATH (docs/data.md lists "
-                                  "where each comes from)")};
+                      "put them there (scripts/fetch-tokenizers.sh in trainrig's source "
+                      "installs all four presets), point TRAINRIG_TOKENIZERS at the folder that "
+                      "holds them, or pass --tokenizer PATH"};
     }
     if (fs::is_directory(spec, ec)) return open_folder(spec);
     if (fs::exists(spec, ec)) return open_file(spec);

@@ -67,7 +67,9 @@ public:
                          "jsonl (default), lines (one document per line) or text (one "
                          "document per file)")
             ->check(CLI::IsMember({"jsonl", "lines", "text"}));
-        tokenize_->add_option("--key", key_, "JSON field holding the text, as a dotted path")
+        tokenize_
+            ->add_option("--key", key_,
+                         "JSON field holding the text, as a dotted path (default: text)")
             ->type_name("PATH");
         tokenize_->add_option("--template", template_,
                               "Join several fields: \"{instruction}\\n{input}\\n{output}\"");

@@ -945,3 +945,55 @@ TEST_F(DataCli, Gpt2FolderWritesOnlyIdsOfItsOwnVocabulary) {
 
 }  // namespace
 }  // namespace trainrig::test
+
+namespace trainrig::test {
+namespace {
+
+// ---- bench tokenizer / bench loader ------------------------------------------------------------
+
+TEST_F(DataCli, BenchTokenizerReportsEveryUnitPerThreadCount) {
+    std::string text;
+    for (uint64_t i = 0; i < 500; ++i) {
+        std::string line = sample_text(i);
+        std::replace(line.begin(), line.end(), '\n', ' ');  // documents/s counts lines
+        text += line + "\n";
+    }
+    write_file(path("sample.txt"), text);
+    auto r = run_trainrig("bench tokenizer --tokenizer " + tokenizer_ + " --input " +
+                          path("sample.txt") + " --threads 1,2 --repeats 2 --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc["schema"], "trainrig.bench");
+    ASSERT_EQ(doc["results"].size(), 6u);  // MB/s, tokens/s, documents/s for 1 and 2 threads
+    for (const auto& rec : doc["results"]) {
+        EXPECT_EQ(rec["bench"], "tokenizer");
+        EXPECT_EQ(rec["samples"].size(), 2u);
+        EXPECT_GT(rec["median"].get<double>(), 0.0);
+        EXPECT_EQ(rec["counted"]["bytes"], text.size());
+        EXPECT_EQ(rec["counted"]["documents"], 500);
+    }
+    // The tokens counted per run are the tokens of the text, as `data tokenize` counts them.
+    tokenize_texts({text}, path("whole"), "");
+    EXPECT_EQ(doc["results"][0]["counted"]["tokens"], inspect_json(path("whole"), 0)["tokens"]);
+}
+
+TEST_F(DataCli, BenchLoaderMeasuresBatchesOfWindowsPlusOne) {
+    std::vector<std::string> texts;
+    for (uint64_t i = 0; i < 200; ++i) texts.push_back(sample_text(i));
+    tokenize_texts(texts, path("data"));
+    auto r = run_trainrig("bench loader --data " + path("data") +
+                          " --batch 2 --window 8 --steps 5 --repeats 3 --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json doc = json::parse(r.out);
+    ASSERT_EQ(doc["results"].size(), 3u);  // tokens/s, MB/s, batches/s
+    for (const auto& rec : doc["results"]) {
+        EXPECT_EQ(rec["samples"].size(), 3u);
+        EXPECT_EQ(rec["counted"]["tokens_per_batch"], 2 * 9);
+    }
+    auto small = run_trainrig("bench loader --data " + path("data") + " --batch 100000 --window 8");
+    EXPECT_EQ(small.rc, 2);
+    EXPECT_NE(small.err.find("fewer than one step needs"), std::string::npos) << small.err;
+}
+
+}  // namespace
+}  // namespace trainrig::test

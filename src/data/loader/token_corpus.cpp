@@ -24,16 +24,7 @@ Result<std::shared_ptr<const TokenCorpus>> TokenCorpus::open(
                 {path, owned, owned->bin().bytes().data(), owned->dtype(), owned->tokens()});
             continue;
         }
-        std::vector<std::string> shards;
-        if (path.ends_with(".bin") && fs::is_regular_file(path, ec)) {
-            shards.push_back(path);
-        } else {
-            for (size_t i = 0;; ++i) {
-                std::string shard = fmt::format("{}_{:06d}.bin", path, i);
-                if (!fs::is_regular_file(shard, ec)) break;
-                shards.push_back(std::move(shard));
-            }
-        }
+        const std::vector<std::string> shards = llmc_shard_paths(path);
         if (shards.empty())
             return Status{Errc::kNotFound,
                           fmt::format("found no token data at {} (neither {}.idx nor llm.c "

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "data/shards/mapped_file.h"
 #include "data/shards/token_dtype.h"
@@ -14,6 +15,12 @@ namespace trainrig::data {
 inline constexpr int32_t kLlmcMagicGpt2 = 20240520;
 inline constexpr int32_t kLlmcMagicLlama3 = 20240801;
 inline constexpr size_t kLlmcHeaderBytes = 256 * 4;
+
+// The shard files a name stands for: itself when it is a .bin file, else PREFIX_000000.bin,
+// PREFIX_000001.bin, ... up to the first gap (empty when there is none).
+std::vector<std::string> llmc_shard_paths(const std::string& name);
+// The name of shard i of PREFIX.
+std::string llmc_shard_path(const std::string& prefix, size_t i);
 
 class LlmcShard {
 public:

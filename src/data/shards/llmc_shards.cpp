@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "core/staged_file.h"
 #include "data/shards/little_endian.h"
@@ -51,7 +52,7 @@ public:
         }
         // Shards of an earlier, longer run would otherwise be read as part of this dataset.
         for (size_t i = shards_.size();; ++i) {
-            const std::string stale = fmt::format("{}_{:06d}.bin", prefix_, i);
+            const std::string stale = llmc_shard_path(prefix_, i);
             if (::unlink(stale.c_str()) != 0) break;
         }
         TRAINRIG_TRY(fsync_parent(paths.front()));
@@ -60,7 +61,7 @@ public:
 
 private:
     Status start_shard() {
-        auto f = StagedFile::create(fmt::format("{}_{:06d}.bin", prefix_, shards_.size()));
+        auto f = StagedFile::create(llmc_shard_path(prefix_, shards_.size()));
         if (!f) return f.status();
         // Placeholder header; the real one (with the token count) is written at commit.
         TRAINRIG_TRY(f.value().write(std::string(kLlmcHeaderBytes, '\0')));
@@ -103,6 +104,22 @@ Result<std::unique_ptr<ShardWriter>> make_llmc_writer(const std::string& prefix,
                                   shard_tokens, INT32_MAX)};
     const TokenDtype dtype = vocab_size <= 65536 ? TokenDtype::kU16 : TokenDtype::kU32;
     return std::unique_ptr<ShardWriter>(std::make_unique<LlmcWriter>(prefix, dtype, shard_tokens));
+}
+
+std::string llmc_shard_path(const std::string& prefix, size_t i) {
+    return fmt::format("{}_{:06d}.bin", prefix, i);
+}
+
+std::vector<std::string> llmc_shard_paths(const std::string& name) {
+    std::error_code ec;
+    if (name.ends_with(".bin") && std::filesystem::is_regular_file(name, ec)) return {name};
+    std::vector<std::string> out;
+    for (size_t i = 0;; ++i) {
+        std::string path = llmc_shard_path(name, i);
+        if (!std::filesystem::is_regular_file(path, ec)) break;
+        out.push_back(std::move(path));
+    }
+    return out;
 }
 
 Result<LlmcShard> LlmcShard::open(const std::string& path) {

@@ -15,18 +15,6 @@ namespace trainrig::data {
 namespace fs = std::filesystem;
 namespace {
 
-std::vector<std::string> llmc_files(const std::string& prefix) {
-    std::error_code ec;
-    if (prefix.ends_with(".bin") && fs::is_regular_file(prefix, ec)) return {prefix};
-    std::vector<std::string> out;
-    for (size_t i = 0;; ++i) {
-        std::string path = fmt::format("{}_{:06d}.bin", prefix, i);
-        if (!fs::is_regular_file(path, ec)) break;
-        out.push_back(std::move(path));
-    }
-    return out;
-}
-
 bool is_megatron(const std::string& prefix) {
     std::error_code ec;
     return fs::exists(prefix + ".idx", ec);
@@ -125,7 +113,7 @@ Result<ShardSummary> inspect_shards(const std::string& prefix, size_t show, size
         }
         return s;
     }
-    const auto files = llmc_files(prefix);
+    const auto files = llmc_shard_paths(prefix);
     if (files.empty()) return nothing_at(prefix);
     s.format = "llmc";
     for (const auto& f : files) {
@@ -178,7 +166,7 @@ Result<VerifyReport> verify_shards(const std::string& prefix, std::optional<size
         }
         return r;
     }
-    const auto files = llmc_files(prefix);
+    const auto files = llmc_shard_paths(prefix);
     if (files.empty()) return nothing_at(prefix);
     r.format = "llmc";
     r.files = files;

@@ -1,6 +1,6 @@
 #include "data/shards/token_dtype.h"
 
-#include <cstring>
+#include "data/shards/little_endian.h"
 
 namespace trainrig::data {
 
@@ -62,41 +62,20 @@ int64_t load_token(const unsigned char* base, size_t i, TokenDtype d) {
             return base[i];
         case TokenDtype::kI8:
             return static_cast<int8_t>(base[i]);
-        case TokenDtype::kI16: {
-            int16_t v;
-            std::memcpy(&v, base + 2 * i, 2);
-            return v;
-        }
-        case TokenDtype::kU16: {
-            uint16_t v;
-            std::memcpy(&v, base + 2 * i, 2);
-            return v;
-        }
-        case TokenDtype::kI32: {
-            int32_t v;
-            std::memcpy(&v, base + 4 * i, 4);
-            return v;
-        }
-        case TokenDtype::kU32: {
-            uint32_t v;
-            std::memcpy(&v, base + 4 * i, 4);
-            return v;
-        }
-        case TokenDtype::kI64: {
-            int64_t v;
-            std::memcpy(&v, base + 8 * i, 8);
-            return v;
-        }
-        case TokenDtype::kF32: {
-            float v;
-            std::memcpy(&v, base + 4 * i, 4);
-            return static_cast<int64_t>(v);
-        }
-        case TokenDtype::kF64: {
-            double v;
-            std::memcpy(&v, base + 8 * i, 8);
-            return static_cast<int64_t>(v);
-        }
+        case TokenDtype::kI16:
+            return load_le<int16_t>(base + 2 * i);
+        case TokenDtype::kU16:
+            return load_le<uint16_t>(base + 2 * i);
+        case TokenDtype::kI32:
+            return load_le<int32_t>(base + 4 * i);
+        case TokenDtype::kU32:
+            return load_le<uint32_t>(base + 4 * i);
+        case TokenDtype::kI64:
+            return load_le<int64_t>(base + 8 * i);
+        case TokenDtype::kF32:
+            return static_cast<int64_t>(load_le<float>(base + 4 * i));
+        case TokenDtype::kF64:
+            return static_cast<int64_t>(load_le<double>(base + 8 * i));
     }
     return -1;
 }

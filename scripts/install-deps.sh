@@ -15,6 +15,7 @@ packages=(
     libsentencepiece-dev sentencepiece  # data: SentencePiece models; spm_train for tests
     libzstd-dev zlib1g-dev        # data: .zst and .gz inputs
     libutf8proc-dev               # data: NFC normalization (Qwen2 tokenizer.json)
+    liburing-dev                  # bench storage: O_DIRECT reads through io_uring
     libgtest-dev libgmock-dev     # unit and integration tests
     libbenchmark-dev              # microbenchmarks
     clang libclang-rt-14-dev      # libFuzzer harnesses

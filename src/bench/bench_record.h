@@ -1,5 +1,6 @@
-// One measured quantity of `trainrig bench`: its samples and summary, in the trainrig.bench JSON
-// shape (docs/formats.md). Benchmarks without a hardware expectation report status "info".
+// One measured quantity of `trainrig bench`: its samples and summary, what it was measured on,
+// whether the benchmark's own data check passed, and what the hardware should reach. Rendered
+// as the trainrig.bench JSON record (docs/formats.md) or a table line (bench_document.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,21 +11,22 @@
 namespace trainrig::bench {
 
 struct BenchRecord {
-    std::string bench;      // "tokenizer", "loader"
-    nlohmann::json params;  // what was measured
-    std::string unit;       // "MB/s", "tokens/s", ...
-    std::vector<double> samples;
-    nlohmann::json counted;  // bytes, tokens, documents per sample
-    std::optional<double> expected;
+    std::string bench;  // benchmark id: "cpu-mem", "storage", "gemm"
+    std::string name;   // which of its measurements: "triad", "random-read", "bf16"
+    nlohmann::json params = nlohmann::json::object();   // how it was measured
+    nlohmann::json target = nlohmann::json::object();   // on what: {"numa_node": 0}, {"gpu": 1}
+    std::string unit;                                   // SI: "bytes/s", "IO/s", "FLOP/s"
+    std::vector<double> samples;                        // one per timed repeat, in `unit`
+    nlohmann::json counted = nlohmann::json::object();  // bytes, operations ... per sample
+    std::optional<double> expected;                     // what this hardware should reach
+    std::string expected_source;                        // where `expected` comes from
+    std::optional<bool> verified;                       // the benchmark's own data check
+    std::string verify_detail;                          // what was checked, or what was wrong
 
     double median() const;
     double min() const;
     double max() const;
-    double cv() const;  // coefficient of variation (stddev / mean)
+    double cv() const;  // coefficient of variation (sample stddev / mean)
 };
-
-nlohmann::json record_json(const BenchRecord& r);
-nlohmann::json bench_document(const std::vector<BenchRecord>& records);
-std::string render_records_text(const std::vector<BenchRecord>& records);
 
 }  // namespace trainrig::bench

@@ -18,14 +18,19 @@ Result<std::vector<BenchRecord>> run_loader_bench(const LoaderBenchOptions& opti
     std::vector<uint32_t> batch;
     // Warm-up: one pass over min(steps, epoch) batches.
     for (uint64_t s = 0; s < options.steps; ++s) loader.next_batch(batch);
-    BenchRecord tps{"loader", {}, "tokens/s", {}, {}, std::nullopt};
+    BenchRecord tps;
+    tps.bench = "loader";
+    tps.name = "tokens";
+    tps.unit = "tokens/s";
     tps.params = {{"batch", options.batch},
                   {"window", options.window},
                   {"corpus_tokens", (*corpus)->tokens()},
                   {"steps", options.steps}};
     BenchRecord mbps = tps;
-    mbps.unit = "MB/s";
+    mbps.name = "bytes";
+    mbps.unit = "bytes/s";
     BenchRecord bps = tps;
+    bps.name = "batches";
     bps.unit = "batches/s";
     uint64_t checksum = 0;
     for (unsigned run = 0; run < options.repeats; ++run) {
@@ -38,7 +43,7 @@ Result<std::vector<BenchRecord>> run_loader_bench(const LoaderBenchOptions& opti
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         const double tokens = static_cast<double>(options.steps * batch.size());
         tps.samples.push_back(tokens / seconds);
-        mbps.samples.push_back(tokens * 4 / seconds / 1e6);
+        mbps.samples.push_back(tokens * 4 / seconds);
         bps.samples.push_back(static_cast<double>(options.steps) / seconds);
     }
     const nlohmann::json counted = {{"tokens_per_batch", batch.size()},

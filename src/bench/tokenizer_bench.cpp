@@ -21,14 +21,19 @@ Result<std::vector<BenchRecord>> run_tokenizer_bench(const data::Tokenizer& toke
     const auto documents = static_cast<uint64_t>(std::count(corpus.begin(), corpus.end(), '\n'));
     std::vector<BenchRecord> records;
     for (const unsigned threads : options.threads) {
-        BenchRecord mbps{"tokenizer", {}, "MB/s", {}, {}, std::nullopt};
+        BenchRecord mbps;
+        mbps.bench = "tokenizer";
+        mbps.name = "bytes";
+        mbps.unit = "bytes/s";
         mbps.params = {
             {"tokenizer", tokenizer.kind()},
             {"threads", threads},
         };
         BenchRecord tps = mbps;
+        tps.name = "tokens";
         tps.unit = "tokens/s";
         BenchRecord dps = mbps;
+        dps.name = "documents";
         dps.unit = "documents/s";
         uint64_t tokens = 0;
         for (unsigned run = 0; run <= options.repeats; ++run) {
@@ -58,7 +63,7 @@ Result<std::vector<BenchRecord>> run_tokenizer_bench(const data::Tokenizer& toke
             tokens = out[0].size();
             if (run == 0) continue;  // warm-up
             const double n = threads;
-            mbps.samples.push_back(n * static_cast<double>(corpus.size()) / seconds / 1e6);
+            mbps.samples.push_back(n * static_cast<double>(corpus.size()) / seconds);
             tps.samples.push_back(n * static_cast<double>(tokens) / seconds);
             dps.samples.push_back(n * static_cast<double>(documents) / seconds);
         }

@@ -1,81 +1,210 @@
-// `trainrig bench tokenizer|loader`: measured throughput of the data path, as trainrig.bench
-// records (docs/formats.md).
+// `trainrig bench list|run`: measured baselines with a verdict against what the hardware should
+// reach (docs/METHODOLOGY.md), as a table or trainrig.bench JSON (docs/formats.md).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
-#include "bench/loader_bench.h"
-#include "bench/tokenizer_bench.h"
+#include "bench/baseline.h"
+#include "bench/bench_document.h"
+#include "bench/benchmark.h"
+#include "bench/expectations.h"
+#include "bench/gpu_plugin.h"
+#include "bench/machine_facts.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
-#include "data/tokenizer/open_tokenizer.h"
+#include "core/cancel_signals.h"
 
 namespace trainrig {
 namespace {
+
+bool needs_gpu(const std::string& id) {
+    for (const char* g : {"h2d", "d2h", "hbm", "gemm", "p2p", "nccl", "burn"})
+        if (id == g) return true;
+    return false;
+}
 
 class BenchCommand : public Command {
 public:
     const char* name() const override { return "bench"; }
     const char* summary() const override {
-        return "Measure throughput: tokenizer encode, training-window loader";
+        return "Measure the machine (memory, storage, GPU copies, GEMM, NCCL) against what its "
+               "hardware should reach";
     }
 
     void declare(CLI::App& app) override {
         app.require_subcommand(1);
-        tokenizer_ = app.add_subcommand("tokenizer", "Encode MB/s, tokens/s and documents/s");
-        tokenizer_->add_option("--tokenizer", tokenizer_spec_, "Preset name or tokenizer file")
-            ->required();
-        tokenizer_->add_option("--input", tok_.inputs, "Text files (one document per line)")
-            ->required()
-            ->expected(1, -1)
-            ->check(CLI::ExistingFile);
-        tokenizer_->add_option("--threads", tok_.threads, "Thread counts to measure (default 1)")
-            ->delimiter(',')
-            ->check(CLI::Range(1, 1024));
-        tokenizer_->add_option("--repeats", tok_.repeats, "Timed runs per thread count (default 5)")
-            ->check(CLI::Range(1, 1000));
+        list_ = app.add_subcommand("list", "Show every benchmark and whether it can run here");
+        list_->add_flag("--json", json_, "Write JSON");
 
-        loader_ = app.add_subcommand("loader", "Batches, tokens and MB per second from shards");
-        loader_->add_option("--data", load_.data, "Megatron prefixes or llm.c shards")
+        run_ = app.add_subcommand("run", "Run benchmarks by name (or `all`)");
+        run_->add_option("names", names_, "Benchmarks to run (see `trainrig bench list`)")
             ->required()
             ->expected(1, -1);
-        loader_->add_option("--batch", load_.batch, "Windows per batch (default 8)")
-            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
-        loader_->add_option("--window", load_.window, "Tokens per window, T (default 1024)")
-            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24));
-        loader_->add_option("--steps", load_.steps, "Batches per timed run (default 200)")
-            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
-        loader_->add_option("--repeats", load_.repeats, "Timed runs (default 5)")
+        run_->add_flag("--quick", o_.quick, "Smaller sizes and fewer repeats");
+        run_->add_flag("--json", json_, "Write trainrig.bench JSON");
+        declare_output_options(*run_, output_);
+        run_->add_option("--repeats", o_.repeats,
+                         "Timed repeats per measurement (default: per "
+                         "benchmark)")
             ->check(CLI::Range(1, 1000));
-        for (auto* sub : {tokenizer_, loader_}) {
-            sub->add_flag("--json", json_, "Write trainrig.bench JSON");
-            declare_output_options(*sub, output_);
-        }
+        run_->add_option("--pass-ratio", thresholds_.pass,
+                         "Pass at or above this fraction of the expected value (default 0.9)");
+        run_->add_option("--warn-ratio", thresholds_.warn,
+                         "Warn at or above this fraction, fail below (default 0.75)");
+        run_->add_option("--baseline", baseline_,
+                         "A trainrig.bench JSON whose medians become the expected values")
+            ->check(CLI::ExistingFile);
+
+        auto* host = run_->add_option_group("host", "cpu-mem and storage");
+        host->add_option("--threads", o_.threads,
+                         "cpu-mem threads, spread over the cores "
+                         "(default: one per core)")
+            ->check(CLI::Range(1, 65536));
+        host->add_option("--array-bytes", o_.array_bytes,
+                         "cpu-mem: bytes per array, e.g. 2G (default: 4x the last-level cache, at "
+                         "least 256M, at most a quarter of free memory for all three)")
+            ->transform(CLI::AsSizeValue(false));
+        host->add_option("--data-dir", o_.data_dir, "storage: a directory on the disk to measure")
+            ->check(CLI::ExistingDirectory);
+        host->add_option("--file-size", o_.file_bytes,
+                         "storage: test file size, e.g. 8G (default 4G, --quick 1G)")
+            ->transform(CLI::AsSizeValue(false));
+        host->add_option("--io-engine", o_.io_engine, "storage: auto, io_uring or threads")
+            ->check(CLI::IsMember({"auto", "io_uring", "threads"}));
+        host->add_option("--seq-depth", o_.seq_depth, "storage: 1 MiB reads in flight (default 8)")
+            ->check(CLI::Range(1, 4096));
+        host->add_option("--rand-depth", o_.rand_depth,
+                         "storage: 4 KiB reads in flight (default 32)")
+            ->check(CLI::Range(1, 4096));
+        host->add_option("--seconds", o_.seconds,
+                         "storage: seconds per sample (default 5); burn: run length (default 30)")
+            ->check(CLI::Range(0.1, 86400.0));
+
+        auto* gpu = run_->add_option_group("gpu", "GPU benchmarks");
+        gpu->add_option("--gpus", o_.gpus, "GPU indices to measure (default: all)")
+            ->delimiter(',')
+            ->check(CLI::Range(0, 1023));
+
+        auto* data = run_->add_option_group("data", "tokenizer and loader");
+        data->add_option("--tokenizer", o_.tokenizer, "tokenizer: preset name or file");
+        data->add_option("--input", o_.inputs, "tokenizer: text files, one document per line")
+            ->expected(1, -1)
+            ->check(CLI::ExistingFile);
+        data->add_option("--tokenizer-threads", o_.tokenizer_threads,
+                         "tokenizer: thread counts to measure (default 1)")
+            ->delimiter(',')
+            ->check(CLI::Range(1, 1024));
+        data->add_option("--shards", o_.shards, "loader: Megatron prefixes or llm.c shards")
+            ->expected(1, -1);
+        data->add_option("--batch", o_.batch, "loader: windows per batch (default 8)")
+            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+        data->add_option("--window", o_.window, "loader: tokens per window (default 1024)")
+            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24));
+        data->add_option("--steps", o_.steps, "loader: batches per timed run (default 200)")
+            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
     }
 
     int run(const GlobalOptions&) override {
-        Result<std::vector<bench::BenchRecord>> records = std::vector<bench::BenchRecord>{};
-        if (tokenizer_->parsed()) {
-            auto t = data::open_tokenizer(tokenizer_spec_);
-            if (!t) return print_error("bench", t.status());
-            records = bench::run_tokenizer_bench(**t, tok_);
-        } else {
-            records = bench::run_loader_bench(load_);
+        auto benchmarks = bench::make_benchmarks();
+        bench::BenchContext ctx;
+        ctx.options = o_;
+        if (list_->parsed()) return list(benchmarks, ctx);
+
+        if (auto s = bench::validate_thresholds(thresholds_); !s.ok())
+            return print_error("bench", s);
+        std::vector<bench::Benchmark*> chosen;
+        for (const auto& n : names_) {
+            bool found = false;
+            for (const auto& b : benchmarks) {
+                if (n == "all" || n == b->id()) {
+                    if (std::find(chosen.begin(), chosen.end(), b.get()) == chosen.end())
+                        chosen.push_back(b.get());
+                    found = true;
+                }
+            }
+            if (!found) {
+                std::string known;
+                for (const auto& b : benchmarks)
+                    known += std::string(known.empty() ? "" : ", ") + b->id();
+                return print_error("bench", {Errc::kInvalidInput,
+                                             fmt::format("no benchmark named `{}`; there are {} "
+                                                         "(or all)",
+                                                         n, known)});
+            }
         }
-        if (!records) return print_error("bench", records.status());
-        const std::string text = json_ ? bench::bench_document(*records).dump(2) + "\n"
-                                       : bench::render_records_text(*records);
+        std::optional<bench::Baseline> baseline;
+        if (!baseline_.empty()) {
+            auto b = bench::load_baseline(baseline_);
+            if (!b) return print_error("bench", b.status());
+            baseline = std::move(b).value();
+        }
+
+        const CancelSignals signals;
+        ctx.cancel = &CancelSignals::flag();
+        bench::BenchRun result;
+        result.thresholds = thresholds_;
+        result.machine = bench::collect_machine_facts();
+        const bool tty = ::isatty(STDERR_FILENO) == 1;
+        bool ran_gpu = false;
+        for (auto* b : chosen) {
+            if (std::string why = b->skip_reason(ctx); !why.empty()) {
+                result.skipped.push_back({b->id(), std::move(why)});
+                continue;
+            }
+            if (tty) std::fprintf(stderr, "bench: running %s ...\n", b->id());
+            auto records = b->run(ctx);
+            if (ctx.cancelled()) return print_error("bench", bench::interrupted_status());
+            if (!records) {
+                result.errors.push_back({b->id(), records.status().message()});
+                continue;
+            }
+            ran_gpu |= needs_gpu(b->id());
+            for (auto& r : *records) result.records.push_back(std::move(r));
+        }
+        if (ran_gpu) result.machine["gpus"] = bench::gpu_devices();
+        bench::apply_expectations(result.records, result.machine, plan::builtin_hardware());
+        if (baseline) bench::apply_baseline(result.records, *baseline);
+
+        const std::string text =
+            json_ ? bench::bench_document(result).dump(2) + "\n" : bench::render_bench_text(result);
         if (auto s = write_output(output_, text); !s.ok()) return print_error("bench", s);
-        return 0;
+        return result.exit_code();
     }
 
 private:
-    CLI::App* tokenizer_ = nullptr;
-    CLI::App* loader_ = nullptr;
-    std::string tokenizer_spec_;
-    bench::TokenizerBenchOptions tok_;
-    bench::LoaderBenchOptions load_;
+    int list(const std::vector<std::unique_ptr<bench::Benchmark>>& benchmarks,
+             const bench::BenchContext& ctx) const {
+        nlohmann::json rows = nlohmann::json::array();
+        std::string text;
+        for (const auto& b : benchmarks) {
+            const std::string why = b->skip_reason(ctx);
+            rows.push_back(
+                {{"id", b->id()},
+                 {"description", b->description()},
+                 {"runs_here", why.empty()},
+                 {"skip_reason", why.empty() ? nlohmann::json(nullptr) : nlohmann::json(why)}});
+            text += fmt::format("{:<10} {}\n{:<10} {}\n", b->id(), b->description(), "",
+                                why.empty() ? "ready" : "skipped here: " + why);
+        }
+        const std::string out = json_ ? nlohmann::json{{"schema", "trainrig.bench.list"},
+                                                       {"schema_version", 1},
+                                                       {"benchmarks", rows}}
+                                                .dump(2) +
+                                            "\n"
+                                      : text;
+        std::fputs(out.c_str(), stdout);
+        return 0;
+    }
+
+    CLI::App* list_ = nullptr;
+    CLI::App* run_ = nullptr;
+    std::vector<std::string> names_;
+    bench::BenchOptions o_;
+    bench::Thresholds thresholds_;
+    std::string baseline_;
     OutputOptions output_;
     bool json_ = false;
 };

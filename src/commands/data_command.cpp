@@ -5,13 +5,13 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
-#include <csignal>
 #include <thread>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "core/atomic_file.h"
+#include "core/cancel_signals.h"
 #include "core/text.h"
 #include "core/version.h"
 #include "data/shards/shard_check.h"
@@ -21,32 +21,6 @@
 
 namespace trainrig {
 namespace {
-
-std::atomic<bool> g_cancel{false};
-extern "C" void on_cancel_signal(int) { g_cancel = true; }
-
-// Installs the SIGINT/SIGTERM handlers that set g_cancel; restores the previous ones on exit.
-class CancelSignals {
-public:
-    CancelSignals() {
-        g_cancel = false;
-        struct sigaction sa {};
-        sa.sa_handler = on_cancel_signal;
-        sigemptyset(&sa.sa_mask);
-        ::sigaction(SIGINT, &sa, &old_int_);
-        ::sigaction(SIGTERM, &sa, &old_term_);
-    }
-    ~CancelSignals() {
-        ::sigaction(SIGINT, &old_int_, nullptr);
-        ::sigaction(SIGTERM, &old_term_, nullptr);
-    }
-    CancelSignals(const CancelSignals&) = delete;
-    CancelSignals& operator=(const CancelSignals&) = delete;
-
-private:
-    struct sigaction old_int_ {};
-    struct sigaction old_term_ {};
-};
 
 class DataCommand : public Command {
 public:
@@ -153,7 +127,7 @@ private:
         // SIGINT/SIGTERM stop the run (and a commit that has not started renaming) cleanly,
         // leaving the previous output as it was; the handlers stay until the files are in place.
         const CancelSignals signals;
-        t_.cancel = &g_cancel;
+        t_.cancel = &CancelSignals::flag();
         const bool show_progress = !no_progress_ && !json_ && ::isatty(STDERR_FILENO) == 1;
         auto stats = data::run_tokenize(tok, t_, **writer, [&](const data::TokenizeStats& s) {
             if (show_progress) std::fprintf(stderr, "\r%s\x1b[K", data::progress_line(s).c_str());
@@ -166,7 +140,7 @@ private:
                                       fmt::format("found no documents in {} (nothing written)",
                                                   join(t_.inputs, ", "))});
         data::TokenizeRun run{tokenizer_spec_, &tok, &t_, format_, (*writer)->dtype(), {}, *stats};
-        auto files = (*writer)->commit(&g_cancel);
+        auto files = (*writer)->commit(&CancelSignals::flag());
         if (!files) return print_error("data", files.status());
         run.files = *files;
         if (auto s = write_file_atomic(output_prefix_ + ".meta.json",

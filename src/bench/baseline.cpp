@@ -1,0 +1,55 @@
+#include "bench/baseline.h"
+
+#include <fmt/format.h>
+
+#include "bench/bench_document.h"
+#include "core/user_file.h"
+
+namespace trainrig::bench {
+
+std::string record_key(const BenchRecord& r) {
+    return r.bench + '\n' + r.name + '\n' + r.params.dump() + '\n' + r.target.dump();
+}
+
+Result<Baseline> parse_baseline(const std::string& text, const std::string& path) {
+    const auto bad = [&](const std::string& what) {
+        return Status{Errc::kInvalidInput, fmt::format("--baseline {}: {}", path, what)};
+    };
+    const auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded()) return bad("not JSON");
+    if (!doc.is_object() || doc.value("schema", "") != "trainrig.bench")
+        return bad("not a trainrig.bench document (`trainrig bench run --json`)");
+    if (doc.value("schema_version", 0) != 2)
+        return bad(
+            fmt::format("schema_version {} is not 2; run the baseline again with this "
+                        "trainrig",
+                        doc.value("schema_version", 0)));
+    const auto results = doc.find("results");
+    if (results == doc.end() || !results->is_array()) return bad("has no \"results\" array");
+    Baseline b;
+    b.path = path;
+    for (size_t i = 0; i < results->size(); ++i) {
+        auto r = record_from_json((*results)[i]);
+        if (!r) return bad(fmt::format("results[{}]: {}", i, r.status().message()));
+        if (r->samples.empty()) continue;
+        b.medians[record_key(*r)] = r->median();
+    }
+    return b;
+}
+
+Result<Baseline> load_baseline(const std::string& path) {
+    auto text = read_user_file(path, "--baseline", size_t{64} << 20);
+    if (!text) return text.status();
+    return parse_baseline(*text, path);
+}
+
+void apply_baseline(std::vector<BenchRecord>& records, const Baseline& baseline) {
+    for (auto& r : records) {
+        const auto it = baseline.medians.find(record_key(r));
+        if (it == baseline.medians.end()) continue;
+        r.expected = it->second;
+        r.expected_source = fmt::format("median of the same measurement in {}", baseline.path);
+    }
+}
+
+}  // namespace trainrig::bench

@@ -1,0 +1,155 @@
+#include "bench/bench_document.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/version.h"
+
+namespace trainrig::bench {
+
+int BenchRun::exit_code() const {
+    if (!errors.empty()) return 2;
+    for (const auto& r : records)
+        if (judge(r, thresholds) == Verdict::kFail) return 1;
+    return 0;
+}
+
+nlohmann::json record_json(const BenchRecord& r, const Thresholds& t) {
+    nlohmann::json j = {{"bench", r.bench},
+                        {"name", r.name},
+                        {"params", r.params},
+                        {"target", r.target},
+                        {"unit", r.unit},
+                        {"samples", r.samples},
+                        {"median", r.median()},
+                        {"min", r.min()},
+                        {"max", r.max()},
+                        {"cv", r.cv()},
+                        {"counted", r.counted},
+                        {"expected", nullptr},
+                        {"expected_source", nullptr},
+                        {"ratio", nullptr}};
+    if (r.expected) {
+        j["expected"] = *r.expected;
+        j["expected_source"] = r.expected_source;
+    }
+    if (const auto q = ratio(r)) j["ratio"] = *q;
+    j["verified"] = r.verified ? nlohmann::json(*r.verified) : nlohmann::json(nullptr);
+    j["verify_detail"] = r.verify_detail;
+    j["status"] = verdict_name(judge(r, t));
+    return j;
+}
+
+Result<BenchRecord> record_from_json(const nlohmann::json& j) {
+    const auto bad = [](const std::string& what) {
+        return Status{Errc::kInvalidInput, fmt::format("a bench record {}", what)};
+    };
+    if (!j.is_object()) return bad("is not a JSON object");
+    BenchRecord r;
+    for (const auto& [key, field] :
+         {std::pair{"bench", &r.bench}, std::pair{"name", &r.name}, std::pair{"unit", &r.unit}}) {
+        const auto it = j.find(key);
+        if (it == j.end() || !it->is_string()) return bad(fmt::format("has no \"{}\" string", key));
+        *field = it->get<std::string>();
+    }
+    const auto samples = j.find("samples");
+    if (samples == j.end() || !samples->is_array()) return bad("has no \"samples\" array");
+    for (const auto& s : *samples) {
+        if (!s.is_number()) return bad("has a sample that is not a number");
+        r.samples.push_back(s.get<double>());
+    }
+    for (const auto& [key, field] : {std::pair{"params", &r.params}, std::pair{"target", &r.target},
+                                     std::pair{"counted", &r.counted}})
+        if (const auto it = j.find(key); it != j.end() && it->is_object()) *field = *it;
+    if (const auto it = j.find("verified"); it != j.end() && it->is_boolean())
+        r.verified = it->get<bool>();
+    if (const auto it = j.find("verify_detail"); it != j.end() && it->is_string())
+        r.verify_detail = it->get<std::string>();
+    return r;
+}
+
+nlohmann::json bench_document(const BenchRun& run) {
+    nlohmann::json results = nlohmann::json::array();
+    nlohmann::json summary = {{"pass", 0}, {"warn", 0}, {"fail", 0}, {"info", 0}};
+    for (const auto& r : run.records) {
+        results.push_back(record_json(r, run.thresholds));
+        summary[verdict_name(judge(r, run.thresholds))] =
+            summary[verdict_name(judge(r, run.thresholds))].get<int>() + 1;
+    }
+    const auto notes = [](const std::vector<BenchRun::Note>& list, const char* key) {
+        nlohmann::json a = nlohmann::json::array();
+        for (const auto& n : list) a.push_back({{"bench", n.bench}, {key, n.text}});
+        return a;
+    };
+    summary["skipped"] = run.skipped.size();
+    summary["errors"] = run.errors.size();
+    return {{"schema", "trainrig.bench"},
+            {"schema_version", 2},
+            {"trainrig_version", kTrainrigVersion},
+            {"thresholds", {{"pass", run.thresholds.pass}, {"warn", run.thresholds.warn}}},
+            {"machine", run.machine},
+            {"results", results},
+            {"skipped", notes(run.skipped, "reason")},
+            {"errors", notes(run.errors, "error")},
+            {"summary", summary},
+            {"exit_code", run.exit_code()}};
+}
+
+namespace {
+
+// 3 significant figures: 2.08, 41.3, 254.
+std::string sig3(double v) {
+    const double a = std::abs(v);
+    const int decimals = a >= 100 ? 0 : a >= 10 ? 1 : 2;
+    return fmt::format("{:.{}f}", v, decimals);
+}
+
+std::string compact(const nlohmann::json& object) {
+    std::string out;
+    for (const auto& [k, v] : object.items())
+        out += fmt::format("{}{}={}", out.empty() ? "" : " ", k,
+                           v.is_string() ? v.get<std::string>() : v.dump());
+    return out;
+}
+
+}  // namespace
+
+std::string human_value(double value, const std::string& unit) {
+    if (unit == "bytes/s") return sig3(value / 1e9) + " GB/s";
+    if (unit == "FLOP/s") return sig3(value / 1e12) + " TFLOP/s";
+    const char* prefix[] = {"", "k", "M", "G", "T"};
+    int k = 0;
+    while (std::abs(value) >= 1000 && k < 4) {
+        value /= 1000;
+        ++k;
+    }
+    return fmt::format("{} {}{}", sig3(value), prefix[k], unit);
+}
+
+std::string render_bench_text(const BenchRun& run) {
+    std::string out =
+        fmt::format("{:<10} {:<14} {:<16} {:>15} {:>15} {:>6} {:>6}  {}\n", "bench", "measurement",
+                    "target", "median", "expected", "ratio", "cv", "status");
+    for (const auto& r : run.records) {
+        const auto q = ratio(r);
+        const Verdict v = judge(r, run.thresholds);
+        std::string status = verdict_name(v);
+        if (r.verified && !*r.verified) status += " (wrong data: " + r.verify_detail + ")";
+        out += fmt::format("{:<10} {:<14} {:<16} {:>15} {:>15} {:>6} {:>5.1f}%  {}\n", r.bench,
+                           r.name, compact(r.target), human_value(r.median(), r.unit),
+                           r.expected ? human_value(*r.expected, r.unit) : "-",
+                           q ? fmt::format("{:.2f}", *q) : "-", 100 * r.cv(), status);
+        out += fmt::format("{:<10} {}\n", "", compact(r.params));
+    }
+    for (const auto& s : run.skipped) out += fmt::format("{:<10} skipped: {}\n", s.bench, s.text);
+    for (const auto& e : run.errors) out += fmt::format("{:<10} error: {}\n", e.bench, e.text);
+    std::string sources;
+    for (const auto& r : run.records)
+        if (r.expected && sources.find(r.expected_source) == std::string::npos)
+            sources += fmt::format("  {} {}: {}\n", r.bench, r.name, r.expected_source);
+    if (!sources.empty()) out += "expected values from:\n" + sources;
+    return out;
+}
+
+}  // namespace trainrig::bench

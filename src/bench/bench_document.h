@@ -1,0 +1,40 @@
+// A `trainrig bench run`: its records with their verdicts, the benchmarks that were skipped
+// (and why) or could not run, and the machine they ran on. One document, rendered as the
+// trainrig.bench JSON (docs/formats.md) or as a table for people.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bench/bench_record.h"
+#include "bench/verdict.h"
+#include "core/status.h"
+
+namespace trainrig::bench {
+
+struct BenchRun {
+    Thresholds thresholds;
+    nlohmann::json machine = nlohmann::json::object();
+    std::vector<BenchRecord> records;
+    struct Note {
+        std::string bench;
+        std::string text;
+    };
+    std::vector<Note> skipped;  // did not apply here: the reason
+    std::vector<Note> errors;   // applied, but could not run: the error sentence
+
+    // 2 if a benchmark could not run, else 1 if a measurement failed, else 0.
+    int exit_code() const;
+};
+
+nlohmann::json record_json(const BenchRecord& r, const Thresholds& t);
+// The measurement part of a record (no verdict): from the GPU plugin or a baseline document.
+Result<BenchRecord> record_from_json(const nlohmann::json& j);
+nlohmann::json bench_document(const BenchRun& run);
+std::string render_bench_text(const BenchRun& run);
+
+// A figure in the unit people read: 21.3 GB/s, 771 TFLOP/s, 254 kIO/s, 2.08 Mtokens/s.
+std::string human_value(double value, const std::string& unit);
+
+}  // namespace trainrig::bench

@@ -1,0 +1,66 @@
+// One benchmark of `trainrig bench`, in nvbandwidth's shape: an id, a description, whether it
+// applies on this machine (and if not, why), and run(), which measures, checks its own data and
+// returns records. Expectations and verdicts are added afterwards (expectations.h, verdict.h),
+// so a benchmark only says what it measured and on what.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_record.h"
+#include "core/status.h"
+
+namespace trainrig::bench {
+
+// Every option of `bench run`; each benchmark reads the ones it needs.
+struct BenchOptions {
+    bool quick = false;
+    unsigned repeats = 0;  // 0: the benchmark's default
+    // cpu-mem
+    unsigned threads = 0;      // 0: one per core
+    uint64_t array_bytes = 0;  // per array; 0: 4x the last-level cache, at least 256 MiB
+    // storage
+    std::string data_dir;
+    uint64_t file_bytes = 0;  // 0: the default (docs/METHODOLOGY.md)
+    std::string io_engine = "auto";
+    unsigned seq_depth = 8;
+    unsigned rand_depth = 32;
+    double seconds = 0;  // per sample (storage), or the whole run (burn); 0: the default
+    // GPU
+    std::vector<int> gpus;
+    // tokenizer and loader
+    std::string tokenizer;
+    std::vector<std::string> inputs;
+    std::vector<unsigned> tokenizer_threads = {1};
+    std::vector<std::string> shards;
+    uint64_t batch = 8, window = 1024, steps = 200;
+};
+
+struct BenchContext {
+    BenchOptions options;
+    const std::atomic<bool>* cancel = nullptr;  // set by SIGINT/SIGTERM
+
+    bool cancelled() const { return cancel && cancel->load(std::memory_order_relaxed); }
+};
+
+class Benchmark {
+public:
+    virtual ~Benchmark() = default;
+    virtual const char* id() const = 0;
+    virtual const char* description() const = 0;
+    // Empty when the benchmark can run here; otherwise one sentence saying why not.
+    virtual std::string skip_reason(const BenchContext& ctx) const = 0;
+    virtual Result<std::vector<BenchRecord>> run(const BenchContext& ctx) = 0;
+};
+
+// Every benchmark, in the order `bench list` shows them. To add one, write a class in its own
+// file and append it here.
+std::vector<std::unique_ptr<Benchmark>> make_benchmarks();
+
+// The error a benchmark returns when SIGINT/SIGTERM stopped it.
+Status interrupted_status();
+
+}  // namespace trainrig::bench

@@ -1,0 +1,83 @@
+// The list of benchmarks `trainrig bench list` shows and `bench run` chooses from, and the
+// data-path benchmarks (tokenizer, loader) in the Benchmark shape.
+#include <fmt/format.h>
+
+#include "bench/cpu_mem_bench.h"
+#include "bench/gpu_plugin.h"
+#include "bench/loader_bench.h"
+#include "bench/storage_bench.h"
+#include "bench/tokenizer_bench.h"
+#include "data/tokenizer/open_tokenizer.h"
+
+namespace trainrig::bench {
+namespace {
+
+class TokenizerBench : public Benchmark {
+public:
+    const char* id() const override { return "tokenizer"; }
+    const char* description() const override {
+        return "Encode MB/s, tokens/s and documents/s of --tokenizer on --input text";
+    }
+    std::string skip_reason(const BenchContext& ctx) const override {
+        if (ctx.options.tokenizer.empty() || ctx.options.inputs.empty())
+            return "needs --tokenizer and --input";
+        return {};
+    }
+    Result<std::vector<BenchRecord>> run(const BenchContext& ctx) override {
+        auto t = data::open_tokenizer(ctx.options.tokenizer);
+        if (!t) return t.status();
+        TokenizerBenchOptions o;
+        o.inputs = ctx.options.inputs;
+        o.threads = ctx.options.tokenizer_threads;
+        if (ctx.options.repeats) o.repeats = ctx.options.repeats;
+        return run_tokenizer_bench(**t, o);
+    }
+};
+
+class LoaderBench : public Benchmark {
+public:
+    const char* id() const override { return "loader"; }
+    const char* description() const override {
+        return "Batches, tokens and bytes per second the window loader yields from --shards";
+    }
+    std::string skip_reason(const BenchContext& ctx) const override {
+        return ctx.options.shards.empty() ? "needs --shards (Megatron prefixes or llm.c shards)"
+                                          : "";
+    }
+    Result<std::vector<BenchRecord>> run(const BenchContext& ctx) override {
+        LoaderBenchOptions o;
+        o.data = ctx.options.shards;
+        o.batch = ctx.options.batch;
+        o.window = ctx.options.window;
+        o.steps = ctx.options.steps;
+        if (ctx.options.repeats) o.repeats = ctx.options.repeats;
+        return run_loader_bench(o);
+    }
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<Benchmark>> make_benchmarks() {
+    std::vector<std::unique_ptr<Benchmark>> list;
+    list.push_back(make_cpu_mem_bench());
+    list.push_back(make_storage_bench());
+    list.push_back(make_gpu_bench("h2d", "Host-to-device copy bandwidth, pinned and pageable", 1));
+    list.push_back(make_gpu_bench("d2h", "Device-to-host copy bandwidth, pinned and pageable", 1));
+    list.push_back(make_gpu_bench("hbm", "Device memory copy bandwidth (bytes read + written)", 1));
+    list.push_back(
+        make_gpu_bench("gemm", "cuBLASLt GEMM TFLOP/s: bf16, fp16, tf32, fp8 over shapes", 1));
+    list.push_back(make_gpu_bench("p2p", "GPU-to-GPU copy bandwidth matrix, both directions", 2));
+    list.push_back(
+        make_gpu_bench("nccl", "NCCL collectives: algbw and busbw over a size sweep", 2));
+    list.push_back(
+        make_gpu_bench("burn", "Sustained GEMM load with result checks and telemetry", 1));
+    list.push_back(std::make_unique<TokenizerBench>());
+    list.push_back(std::make_unique<LoaderBench>());
+    return list;
+}
+
+Status interrupted_status() {
+    return Status{Errc::kIo, "interrupted; the benchmark removed what it had created"};
+}
+
+}  // namespace trainrig::bench

@@ -1,0 +1,258 @@
+#include "bench/expectations.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace trainrig::bench {
+namespace {
+
+// x86 processor families by CPUID family and model (as /proc/cpuinfo prints them, decimal);
+// family/model rather than the name, which clouds rename ("AMD EPYC 7V12" is a Rome part).
+// Sources: libcpuid recog_amd.c / recog_intel.c, Linux arch/x86/include/asm/intel-family.h.
+struct X86Family {
+    const char* vendor;
+    int family;
+    int model_lo, model_hi;
+    const char* name_contains;  // when family/model alone do not fix the channel count
+    CpuMemoryPlatform platform;
+};
+
+// Channels and speeds at one DIMM per channel, from the vendors' platform specifications
+// (docs/METHODOLOGY.md lists them). Left out on purpose: family 19h models A0h-AFh (Bergamo and
+// Siena share them and differ in channels) and Granite Rapids-SP (shares 0xAD with the 6900P).
+const X86Family kX86Families[] = {
+    {"AuthenticAMD",
+     0x17,
+     0x30,
+     0x3f,
+     "",
+     {"AMD EPYC 7002 (Rome)", 8, 3200, "AMD EPYC 7002: 8 channels DDR4-3200"}},
+    {"AuthenticAMD",
+     0x19,
+     0x00,
+     0x0f,
+     "",
+     {"AMD EPYC 7003 (Milan)", 8, 3200, "AMD EPYC 7003: 8 channels DDR4-3200"}},
+    {"AuthenticAMD",
+     0x19,
+     0x10,
+     0x1f,
+     "",
+     {"AMD EPYC 9004 (Genoa)", 12, 4800, "AMD EPYC 9004: 12 channels DDR5-4800"}},
+    {"AuthenticAMD",
+     0x1a,
+     0x00,
+     0x1f,
+     "",
+     {"AMD EPYC 9005 (Turin)", 12, 6000, "AMD EPYC 9005: 12 channels DDR5-6000"}},
+    {"GenuineIntel",
+     6,
+     0x6a,
+     0x6a,
+     "",
+     {"Intel Xeon 3rd gen (Ice Lake-SP)", 8, 3200, "Intel Xeon 83xx: 8 channels DDR4-3200"}},
+    {"GenuineIntel",
+     6,
+     0x8f,
+     0x8f,
+     "",
+     {"Intel Xeon 4th gen (Sapphire Rapids)", 8, 4800, "Intel Xeon 84xx: 8 channels DDR5-4800"}},
+    {"GenuineIntel",
+     6,
+     0xcf,
+     0xcf,
+     "",
+     {"Intel Xeon 5th gen (Emerald Rapids)", 8, 5600, "Intel Xeon 85xx: 8 channels DDR5-5600"}},
+    {"GenuineIntel",
+     6,
+     0xad,
+     0xad,
+     "Xeon(R) 69",
+     {"Intel Xeon 6900P (Granite Rapids-AP)", 12, 6400, "Intel Xeon 6900P: 12 channels DDR5-6400"}},
+};
+
+// STREAM triad built with streaming stores reaches 78-82 % of the channels' theoretical
+// bandwidth (2x EPYC 9654 77.7-81.8 %, 2x EPYC 9755 80.3 %, Ice Lake 78.4 %: oracle-japan/
+// ocitutorials run-stream*; NVIDIA's Grace guide says 80-95 %). cpu-mem's loops use ordinary
+// stores, as STREAM compiled by GCC does, so every written line is first read (write-allocate):
+// triad moves 32 bytes for the 24 it counts and copy 24 for 16, which caps them at 3/4 and 2/3
+// of that (www.cs.virginia.edu/stream/ref.html on counting).
+constexpr double kStreamEfficiency = 0.80;
+constexpr double kTriadCountedShare = 24.0 / 32;
+constexpr double kCopyCountedShare = 16.0 / 24;
+
+// A pinned host<->device copy reaches 0.80-0.90 of the raw link: PCIe 5 x16 55.4 GB/s of 63 on
+// 8x H200 and 51-57 on H100 systems, PCIe 4 x16 25-26 of 31.5 (nvbandwidth README and issues
+// #6, #15, #42; stas00/ml-engineering network/README.md; FACTS.md §2).
+constexpr double kPinnedCopyEfficiency = 0.85;
+
+// Datacenter NVMe drives are specified at 83-89 % of their x4 link for sequential reads
+// (PM9A3 6.5 GB/s, Micron 7450 6.8, 9400 7.0, PM1743 13 on Gen5; docs/METHODOLOGY.md).
+constexpr double kNvmeSeqEfficiency = 0.85;
+
+// HBM copy (read + written counted) against the datasheet: A100 1.61 of 2.04 TB/s, H100 2.90 of
+// 3.35, H200 4.01 of 4.8 (BabelStream, Azure AI-benchmarking-guide); memcpy-based copies on
+// H100 2.49-2.53 (p2pBandwidthLatencyTest diagonal). FACTS.md §3.
+constexpr double kHbmCopyEfficiency = 0.80;
+
+// Best-shape dense GEMM against the datasheet peak: A100 SXM 271 of 312 TFLOP/s, H100 SXM 795 of
+// 989, B200 1745 of 2250 (stas00/ml-engineering "maximum achievable matmul FLOPs", FACTS.md §3).
+constexpr double kGemmEfficiency = 0.78;
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+double number(const nlohmann::json& j, const char* key, double fallback = 0) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::optional<Expectation> cpu_mem(const BenchRecord& r, const nlohmann::json& machine) {
+    const nlohmann::json cpu = machine.value("cpu", nlohmann::json::object());
+    if (cpu.value("virtual", false)) return std::nullopt;  // channels shared with other guests
+    const CpuMemoryPlatform* p = cpu_memory_platform(cpu);
+    if (!p) return std::nullopt;
+    const double sockets = std::max(1.0, number(machine, "packages", 1));
+    const double nodes = std::max(1.0, number(machine, "numa_nodes", 1));
+    // A NUMA node holds its share of the channels (NPS/SNC modes split a socket evenly).
+    const bool per_node = r.target.contains("numa_node");
+    const double peak = p->bytes_per_s() * (per_node ? sockets / nodes : sockets);
+    const double share = r.name == "copy" ? kCopyCountedShare : kTriadCountedShare;
+    const double factor = kStreamEfficiency * share;
+    return Expectation{
+        factor * peak,
+        fmt::format("{:.0f} % of {} channels × {} MT/s × 8 B = {:.1f} GB/s {} ({}; {})",
+                    100 * factor, p->channels, p->mega_transfers, peak / 1e9,
+                    per_node ? "for this node's share of the channels" : "for all sockets", p->name,
+                    p->source)};
+}
+
+std::optional<Expectation> storage(const BenchRecord& r) {
+    if (r.name != "seq-read" || r.target.value("kind", "") != "nvme") return std::nullopt;
+    const double gts = number(r.target, "pcie_gts");
+    const int lanes = static_cast<int>(number(r.target, "pcie_width"));
+    if (gts <= 0 || lanes <= 0) return std::nullopt;
+    const double link = pcie_bytes_per_s(gts, lanes);
+    return Expectation{kNvmeSeqEfficiency * link,
+                       fmt::format("{:.0f} % of the drive's PCIe link ({} GT/s x{} = {:.2f} GB/s)",
+                                   100 * kNvmeSeqEfficiency, gts, lanes, link / 1e9)};
+}
+
+std::optional<Expectation> host_copy(const BenchRecord& r) {
+    if (r.name != "pinned" || r.target.contains("gpus")) return std::nullopt;
+    double gts = number(r.target, "pcie_gts");
+    if (gts <= 0) {
+        // Generation to transfer rate: 2.5, 5, 8, 16, 32, 64 GT/s.
+        static const double kRate[] = {0, 2.5, 5, 8, 16, 32, 64};
+        const int gen = static_cast<int>(number(r.target, "pcie_gen"));
+        gts = gen >= 1 && gen <= 6 ? kRate[gen] : 0;
+    }
+    const int lanes = static_cast<int>(number(r.target, "pcie_width"));
+    if (gts <= 0 || lanes <= 0) return std::nullopt;
+    const double link = pcie_bytes_per_s(gts, lanes);
+    return Expectation{kPinnedCopyEfficiency * link,
+                       fmt::format("{:.0f} % of the GPU's PCIe link ({} GT/s x{} = {:.1f} GB/s; "
+                                   "FACTS.md §2)",
+                                   100 * kPinnedCopyEfficiency, gts, lanes, link / 1e9)};
+}
+
+std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog& catalog) {
+    const plan::GpuSpec* g = catalog_gpu(r.target.value("gpu_name", ""), catalog);
+    if (!g) return std::nullopt;
+    if (r.bench == "hbm" && g->hbm_bytes_per_s > 0)
+        return Expectation{
+            kHbmCopyEfficiency * g->hbm_bytes_per_s,
+            fmt::format("{:.0f} % of {}'s {:.2f} TB/s ({})", 100 * kHbmCopyEfficiency, g->name,
+                        g->hbm_bytes_per_s / 1e12, g->source)};
+    if (r.bench == "gemm" || r.bench == "burn") {
+        // gemm: only the best-shape summary has an expectation; single shapes are information.
+        const std::string dtype = r.bench == "burn" ? "bf16" : r.params.value("dtype", "");
+        if (r.bench == "gemm" && r.params.value("summary", "") != "best") return std::nullopt;
+        plan::Precision p;
+        if (dtype == "bf16")
+            p = plan::Precision::kBf16;
+        else if (dtype == "fp16")
+            p = plan::Precision::kFp16;
+        else if (dtype == "tf32")
+            p = plan::Precision::kTf32;
+        else if (dtype == "fp8")
+            p = plan::Precision::kFp8;
+        else
+            return std::nullopt;
+        const double peak = plan::peak_flops(*g, p);
+        if (peak <= 0) return std::nullopt;
+        return Expectation{
+            kGemmEfficiency * peak,
+            fmt::format("{:.0f} % of {}'s dense {} peak {:.0f} TFLOP/s ({})", 100 * kGemmEfficiency,
+                        g->name, dtype, peak / 1e12, g->source)};
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+const CpuMemoryPlatform* cpu_memory_platform(const nlohmann::json& cpu) {
+    const std::string vendor = cpu.value("vendor", "");
+    const int family = cpu.value("family", -1), model = cpu.value("model", -1);
+    const std::string name = cpu.value("model_name", "");
+    for (const auto& f : kX86Families)
+        if (vendor == f.vendor && family == f.family && model >= f.model_lo &&
+            model <= f.model_hi && name.find(f.name_contains) != std::string::npos)
+            return &f.platform;
+    return nullptr;
+}
+
+double pcie_bytes_per_s(double gigatransfers, int lanes) {
+    // 8b/10b up to 5 GT/s, 128b/130b at 8-32 GT/s, 242/256 FLIT payload at 64 GT/s (PCIe 6).
+    const double encoding = gigatransfers <= 5   ? 0.8
+                            : gigatransfers < 64 ? 128.0 / 130
+                                                 : 242.0 / 256;
+    return gigatransfers * 1e9 * encoding / 8 * lanes;
+}
+
+const plan::GpuSpec* catalog_gpu(std::string_view gpu_name, const plan::HardwareCatalog& catalog) {
+    const std::string n = lower(gpu_name);
+    const auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+    const char* id = nullptr;
+    if (has("h200"))
+        id = "h200-sxm";
+    else if (has("h100"))
+        id = has("pcie") ? "h100-pcie" : "h100-sxm";
+    else if (has("a100")) {
+        const bool pcie = has("pcie"), big = has("80g");
+        id = pcie ? (big ? "a100-80g-pcie" : "a100-40g-pcie")
+                  : (big ? "a100-80g-sxm" : "a100-40g-sxm");
+    } else if (has("b200"))
+        id = "b200";
+    else if (has("l40s"))
+        id = "l40s";
+    else if (has("rtx 4090"))
+        id = "rtx4090";
+    return id ? catalog.gpu(id) : nullptr;
+}
+
+std::optional<Expectation> expectation_for(const BenchRecord& r, const nlohmann::json& machine,
+                                           const plan::HardwareCatalog& catalog) {
+    if (r.bench == "cpu-mem") return cpu_mem(r, machine);
+    if (r.bench == "storage") return storage(r);
+    if (r.bench == "h2d" || r.bench == "d2h") return host_copy(r);
+    return gpu(r, catalog);
+}
+
+void apply_expectations(std::vector<BenchRecord>& records, const nlohmann::json& machine,
+                        const plan::HardwareCatalog& catalog) {
+    for (auto& r : records) {
+        if (auto e = expectation_for(r, machine, catalog)) {
+            r.expected = e->value;
+            r.expected_source = std::move(e->source);
+        }
+    }
+}
+
+}  // namespace trainrig::bench

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# `trainrig bench run storage` beside fio with the same block sizes, queue depths, engine
+# (io_uring), O_DIRECT, file size and run time, in alternating runs. Prints and writes JSON with
+# the medians over the pairs and the ratio trainrig / fio for sequential read bandwidth and 4 KiB
+# random-read IOPS.
+# Usage: bench/scripts/storage-vs-fio.sh DIR [PAIRS] [OUT.json]   (needs fio: apt-get install fio)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=${1:?directory on the disk to measure}
+pairs=${2:-5}
+out=${3:-/dev/null}
+bin=${TRAINRIG_BIN:-build/trainrig}
+size=${SIZE:-4G}
+seconds=${SECONDS_PER_RUN:-5}
+fiofile=$(mktemp -p "$dir" fio-compare.XXXXXX)
+trap 'rm -f "$fiofile"' EXIT
+python3 - "$bin" "$dir" "$pairs" "$out" "$size" "$seconds" "$fiofile" <<'PY'
+import json, statistics, subprocess, sys
+binary, d, pairs, out, size, seconds, fiofile = sys.argv[1:8]
+pairs = int(pairs)
+jobs = {"seq-read": ("read", "1M", 8), "random-read": ("randread", "4k", 32)}
+ours = {k: [] for k in jobs}
+theirs = {k: [] for k in jobs}
+def fio(name):
+    rw, bs, depth = jobs[name]
+    r = subprocess.run(["fio", "--name=cmp", f"--filename={fiofile}", f"--size={size}", f"--rw={rw}",
+                        f"--bs={bs}", f"--iodepth={depth}", "--ioengine=io_uring", "--direct=1",
+                        "--time_based", f"--runtime={seconds}", "--output-format=json"],
+                       capture_output=True, text=True, check=True)
+    job = json.loads(r.stdout)["jobs"][0]["read"]
+    return job["bw_bytes"] if name == "seq-read" else job["iops"]
+fio("seq-read")  # lays out fio's file before anything is timed
+for i in range(pairs):
+    r = subprocess.run([binary, "bench", "run", "storage", "--json", "--data-dir", d,
+                        "--file-size", size, "--seconds", seconds, "--repeats", "1"],
+                       capture_output=True, text=True)
+    for rec in json.loads(r.stdout)["results"]:
+        assert rec["verified"], rec["verify_detail"]
+        ours[rec["name"]].append(rec["median"])
+    for name in jobs:
+        theirs[name].append(fio(name))
+result = {"dir": d, "file_size": size, "seconds": float(seconds), "pairs": pairs, "measurements": {}}
+for name in jobs:
+    a, b = statistics.median(ours[name]), statistics.median(theirs[name])
+    unit = "bytes/s" if name == "seq-read" else "IO/s"
+    result["measurements"][name] = {"unit": unit, "trainrig": a, "fio": b, "ratio": a / b,
+                                    "trainrig_runs": ours[name], "fio_runs": theirs[name]}
+    shown = (lambda v: f"{v/1e9:7.2f} GB/s") if name == "seq-read" else (lambda v: f"{v/1e3:7.1f} kIO/s")
+    print(f"{name:12} trainrig {shown(a)}   fio {shown(b)}   ratio {a/b:5.3f}")
+json.dump(result, open(out, "w"), indent=2)
+PY

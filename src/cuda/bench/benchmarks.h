@@ -1,0 +1,21 @@
+// The GPU benchmarks, one explicit list. To add one: write its run function in its own file,
+// declare it here and add a row to kBenchmarks in plugin_entry.cpp.
+#pragma once
+
+#include "core/status.h"
+#include "cuda/bench/bench_context.h"
+
+namespace trainrig::cuda {
+
+// Each appends its records as it finishes them, so an error or an interruption keeps what was
+// measured; a failed Status becomes the reply's "error" sentence.
+struct GpuBenchmark {
+    const char* id;
+    const char* description;
+    Status (*run)(const BenchContext& ctx, Records& out);
+};
+
+// h2d and d2h (copy_bench.cpp): PCIe copies from and to pinned and pageable host memory.
+Status run_copy_bench(const BenchContext& ctx, Records& out);
+
+}  // namespace trainrig::cuda

@@ -17,5 +17,7 @@ struct GpuBenchmark {
 
 // h2d and d2h (copy_bench.cpp): PCIe copies from and to pinned and pageable host memory.
 Status run_copy_bench(const BenchContext& ctx, Records& out);
+// hbm (hbm_bench.cpp): device memory bandwidth from device-to-device copies.
+Status run_hbm_bench(const BenchContext& ctx, Records& out);
 
 }  // namespace trainrig::cuda

@@ -25,6 +25,7 @@ const std::vector<GpuBenchmark>& benchmarks() {
     static const std::vector<GpuBenchmark> kBenchmarks = {
         {"h2d", "host-to-device copies from pinned and pageable memory", run_copy_bench},
         {"d2h", "device-to-host copies into pinned and pageable memory", run_copy_bench},
+        {"hbm", "device memory bandwidth from device-to-device copies", run_hbm_bench},
     };
     return kBenchmarks;
 }

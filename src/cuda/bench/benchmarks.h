@@ -19,5 +19,7 @@ struct GpuBenchmark {
 Status run_copy_bench(const BenchContext& ctx, Records& out);
 // hbm (hbm_bench.cpp): device memory bandwidth from device-to-device copies.
 Status run_hbm_bench(const BenchContext& ctx, Records& out);
+// gemm (gemm_bench.cpp): cuBLASLt matmul throughput per dtype and shape.
+Status run_gemm_bench(const BenchContext& ctx, Records& out);
 
 }  // namespace trainrig::cuda

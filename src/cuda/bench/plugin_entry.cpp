@@ -26,6 +26,7 @@ const std::vector<GpuBenchmark>& benchmarks() {
         {"h2d", "host-to-device copies from pinned and pageable memory", run_copy_bench},
         {"d2h", "device-to-host copies into pinned and pageable memory", run_copy_bench},
         {"hbm", "device memory bandwidth from device-to-device copies", run_hbm_bench},
+        {"gemm", "cuBLASLt matmul throughput for bf16, fp16, tf32 and fp8", run_gemm_bench},
     };
     return kBenchmarks;
 }

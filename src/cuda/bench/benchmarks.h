@@ -21,5 +21,7 @@ Status run_copy_bench(const BenchContext& ctx, Records& out);
 Status run_hbm_bench(const BenchContext& ctx, Records& out);
 // gemm (gemm_bench.cpp): cuBLASLt matmul throughput per dtype and shape.
 Status run_gemm_bench(const BenchContext& ctx, Records& out);
+// burn (burn_bench.cpp): sustained bf16 GEMM load on all GPUs with bit-exact output checks.
+Status run_burn_bench(const BenchContext& ctx, Records& out);
 
 }  // namespace trainrig::cuda

@@ -27,6 +27,8 @@ const std::vector<GpuBenchmark>& benchmarks() {
         {"d2h", "device-to-host copies into pinned and pageable memory", run_copy_bench},
         {"hbm", "device memory bandwidth from device-to-device copies", run_hbm_bench},
         {"gemm", "cuBLASLt matmul throughput for bf16, fp16, tf32 and fp8", run_gemm_bench},
+        {"burn", "sustained bf16 matmul load on all GPUs, outputs compared bit for bit",
+         run_burn_bench},
     };
     return kBenchmarks;
 }

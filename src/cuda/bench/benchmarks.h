@@ -23,5 +23,7 @@ Status run_hbm_bench(const BenchContext& ctx, Records& out);
 Status run_gemm_bench(const BenchContext& ctx, Records& out);
 // burn (burn_bench.cpp): sustained bf16 GEMM load on all GPUs with bit-exact output checks.
 Status run_burn_bench(const BenchContext& ctx, Records& out);
+// p2p (p2p_bench.cpp): GPU-to-GPU copy bandwidth matrix.
+Status run_p2p_bench(const BenchContext& ctx, Records& out);
 
 }  // namespace trainrig::cuda

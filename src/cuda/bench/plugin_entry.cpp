@@ -29,6 +29,7 @@ const std::vector<GpuBenchmark>& benchmarks() {
         {"gemm", "cuBLASLt matmul throughput for bf16, fp16, tf32 and fp8", run_gemm_bench},
         {"burn", "sustained bf16 matmul load on all GPUs, outputs compared bit for bit",
          run_burn_bench},
+        {"p2p", "GPU-to-GPU copy bandwidth for every ordered pair", run_p2p_bench},
     };
     return kBenchmarks;
 }

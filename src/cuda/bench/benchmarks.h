@@ -25,5 +25,7 @@ Status run_gemm_bench(const BenchContext& ctx, Records& out);
 Status run_burn_bench(const BenchContext& ctx, Records& out);
 // p2p (p2p_bench.cpp): GPU-to-GPU copy bandwidth matrix.
 Status run_p2p_bench(const BenchContext& ctx, Records& out);
+// nccl (nccl_bench.cpp): collective bandwidth, nccl-tests style.
+Status run_nccl_bench(const BenchContext& ctx, Records& out);
 
 }  // namespace trainrig::cuda

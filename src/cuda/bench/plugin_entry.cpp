@@ -30,6 +30,7 @@ const std::vector<GpuBenchmark>& benchmarks() {
         {"burn", "sustained bf16 matmul load on all GPUs, outputs compared bit for bit",
          run_burn_bench},
         {"p2p", "GPU-to-GPU copy bandwidth for every ordered pair", run_p2p_bench},
+        {"nccl", "NCCL collectives over a size sweep, nccl-tests' busbw", run_nccl_bench},
     };
     return kBenchmarks;
 }

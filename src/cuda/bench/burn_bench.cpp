@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <latch>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "cuda/bench/benchmarks.h"
@@ -44,7 +46,26 @@ uint64_t fnv1a(const std::vector<uint32_t>& words) {
     return h;
 }
 
-Status burn_one(const BenchContext& ctx, const GpuInfo& gpu, Clock::time_point deadline,
+// Counts down a latch exactly once: when the load starts, or when the thread ends without
+// getting there, so the waiting thread never waits for a GPU that failed.
+class StartSignal {
+public:
+    explicit StartSignal(std::latch& l) : latch_(l) {}
+    StartSignal(const StartSignal&) = delete;
+    StartSignal& operator=(const StartSignal&) = delete;
+    ~StartSignal() { arrive(); }
+    void arrive() {
+        if (!arrived_) latch_.count_down();
+        arrived_ = true;
+    }
+
+private:
+    std::latch& latch_;
+    bool arrived_ = false;
+};
+
+// The load runs `seconds` from the moment this GPU's set-up is done; `started` is signalled then.
+Status burn_one(const BenchContext& ctx, const GpuInfo& gpu, double seconds, StartSignal& started,
                 BurnResult& out) {
     CUDA_TRY(cudaSetDevice(gpu.index));
     const GemmDtype d = GemmDtype::kBf16;
@@ -91,6 +112,9 @@ Status burn_one(const BenchContext& ctx, const GpuInfo& gpu, Clock::time_point d
 
     auto* count = static_cast<unsigned long long*>(counter->get());
     const double flops = bench::gemm_flops(kShape);
+    started.arrive();
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(seconds));
     while (Clock::now() < deadline && !ctx.cancelled()) {
         CUDA_TRY(cudaEventRecord(start->get(), st));
         for (int i = 0; i < out.iterations_per_interval; ++i) TRAINRIG_TRY(run());
@@ -127,16 +151,20 @@ Status run_burn_bench(const BenchContext& ctx, Records& out) {
     const double seconds =
         ctx.request.seconds > 0 ? ctx.request.seconds : (ctx.request.quick ? 10.0 : 30.0);
     std::vector<BurnResult> results(ctx.gpus.size());
-    NvmlSampler nvml(ctx.gpus, std::chrono::milliseconds(500));
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(seconds));
+    std::latch loaded(static_cast<std::ptrdiff_t>(ctx.gpus.size()));
+    std::optional<NvmlSampler> nvml;
     {
         std::vector<std::jthread> threads;
         for (size_t i = 0; i < ctx.gpus.size(); ++i)
-            threads.emplace_back(
-                [&, i] { results[i].status = burn_one(ctx, ctx.gpus[i], deadline, results[i]); });
+            threads.emplace_back([&, i] {
+                StartSignal started(loaded);
+                results[i].status = burn_one(ctx, ctx.gpus[i], seconds, started, results[i]);
+            });
+        // Sample only under load: the idle clocks of the set-up would pull the minimum down.
+        loaded.wait();
+        nvml.emplace(ctx.gpus, std::chrono::milliseconds(500));
     }
-    nvml.stop();
+    nvml->stop();
     for (const auto& r : results) TRAINRIG_TRY(r.status);
     TRAINRIG_STOP_IF_CANCELLED(ctx);
     // Cross-GPU: the checksum most GPUs of the same model produced is taken as right.
@@ -170,8 +198,8 @@ Status run_burn_bench(const BenchContext& ctx, Records& out) {
                        {"compares", r.compares},
                        {"mismatches", r.mismatches},
                        {"output_checksum", fmt::format("{:016x}", r.checksum)}};
-        if (nvml.available() && nvml.series(i).matched) {
-            const GpuSeries& s = nvml.series(i);
+        if (nvml->available() && nvml->series(i).matched) {
+            const GpuSeries& s = nvml->series(i);
             rec.counted["temperature_c"] = summary(s.temperature_c, true);
             rec.counted["temperature_max_c"] =
                 s.temperature_c.empty() ? nlohmann::json(nullptr)
@@ -181,8 +209,8 @@ Status run_burn_bench(const BenchContext& ctx, Records& out) {
             rec.counted["power_w"] = summary(s.power_w, true);
             rec.counted["nvml_samples"] = s.temperature_c.size();
         } else {
-            rec.counted["nvml"] = nvml.available() ? "NVML has no device at this GPU's PCI address"
-                                                   : "NVML unavailable: " + nvml.why();
+            rec.counted["nvml"] = nvml->available() ? "NVML has no device at this GPU's PCI address"
+                                                    : "NVML unavailable: " + nvml->why();
         }
         rec.verified = r.mismatches == 0 && agrees && r.compares > 0;
         if (r.compares == 0)

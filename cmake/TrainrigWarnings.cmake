@@ -1,9 +1,14 @@
-# trainrig_warnings(target): the warning set every trainrig target compiles with.
+# trainrig_warnings(target): the warning set every trainrig target compiles with. The flags are
+# for the host compiler: nvcc takes them through -Xcompiler for its host pass, without the
+# -Wpedantic and -Wconversion that its generated stubs would trip.
 function(trainrig_warnings target)
-    target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion
-                                             -Wno-sign-conversion -Wnon-virtual-dtor)
+    target_compile_options(${target} PRIVATE
+        $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion
+                                  -Wno-sign-conversion -Wnon-virtual-dtor>
+        $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wshadow,-Wnon-virtual-dtor>)
     if(TRAINRIG_WERROR)
-        target_compile_options(${target} PRIVATE -Werror)
+        target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+                                                 $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
     endif()
 endfunction()
 

@@ -1,0 +1,139 @@
+// Communicator set-up for the three ways the NCCL benchmark can be launched.
+#include "cuda/bench/nccl_world.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <string_view>
+
+#include "cuda/cuda_check.h"
+
+#ifdef TRAINRIG_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace trainrig::cuda {
+namespace {
+
+// An integer environment variable, or -1.
+int env_int(const char* name) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return -1;
+    char* end = nullptr;
+    const long x = std::strtol(v, &end, 10);
+    return *end == '\0' && x >= 0 && x < 1 << 30 ? static_cast<int>(x) : -1;
+}
+
+struct Launch {
+    std::string launcher;  // "single-process", "mpi", "torchrun"
+    int rank = 0, size = 1, local_rank = 0;
+};
+
+Launch detect_launch() {
+    Launch l;
+    if (int r = env_int("OMPI_COMM_WORLD_RANK"), s = env_int("OMPI_COMM_WORLD_SIZE");
+        r >= 0 && s > 1) {
+        l = {"mpi", r, s, std::max(env_int("OMPI_COMM_WORLD_LOCAL_RANK"), 0)};
+    } else if (int pr = env_int("PMI_RANK"), ps = env_int("PMI_SIZE"); pr >= 0 && ps > 1) {
+        l = {"mpi", pr, ps, std::max(env_int("MPI_LOCALRANKID"), 0)};
+    } else if (int tr = env_int("RANK"), ts = env_int("WORLD_SIZE"); tr >= 0 && ts > 1) {
+        l = {"torchrun", tr, ts, std::max(env_int("LOCAL_RANK"), 0)};
+    } else {
+        l.launcher = "single-process";
+    }
+    return l;
+}
+
+Result<ncclUniqueId> mpi_unique_id([[maybe_unused]] const Launch& l) {
+#ifdef TRAINRIG_HAVE_MPI
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (finalized != 0) return Status{Errc::kUnsupported, "MPI was already finalized"};
+    if (initialized == 0) {
+        if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) return Status{Errc::kIo, "MPI_Init failed"};
+        // At process exit, so a second benchmark in the same process still has MPI.
+        std::atexit([] {
+            int done = 0;
+            MPI_Finalized(&done);
+            if (done == 0) MPI_Finalize();
+        });
+    }
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank != l.rank || size != l.size)
+        return Status{Errc::kInvalidInput,
+                      fmt::format("MPI says rank {} of {}, the environment {} of {}", rank, size,
+                                  l.rank, l.size)};
+    ncclUniqueId id{};
+    if (rank == 0) NCCL_TRY(ncclGetUniqueId(&id));
+    if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return Status{Errc::kIo, "MPI_Bcast of the NCCL unique id failed"};
+    return id;
+#else
+    return Status{Errc::kUnsupported, "launched by MPI, but this plugin was built without MPI",
+                  "rebuild with MPI installed, or launch torchrun-style (RANK, WORLD_SIZE, "
+                  "LOCAL_RANK) with NCCL_COMM_ID=host:port"};
+#endif
+}
+
+}  // namespace
+
+Result<NcclWorld> NcclWorld::create(const std::vector<GpuInfo>& gpus) {
+    const Launch l = detect_launch();
+    NcclWorld w;
+    w.launcher_ = l.launcher;
+    if (l.launcher == "single-process") {
+        if (gpus.size() < 2)
+            return Status{Errc::kUnsupported, "nccl needs at least 2 GPUs or ranks",
+                          "select several GPUs, or launch one process per GPU with mpirun or "
+                          "torchrun"};
+        w.size_ = static_cast<int>(gpus.size());
+        std::vector<int> devs;
+        for (const auto& g : gpus) devs.push_back(g.index);
+        std::vector<ncclComm_t> comms(gpus.size());
+        NCCL_TRY(ncclCommInitAll(comms.data(), w.size_, devs.data()));
+        for (size_t i = 0; i < gpus.size(); ++i)
+            w.local_.push_back({static_cast<int>(i), gpus[i], comms[i], nullptr});
+    } else {
+        if (gpus.empty()) return Status{Errc::kUnsupported, "no GPU selected for this rank"};
+        ncclUniqueId id{};
+        if (l.launcher == "mpi") {
+            auto got = mpi_unique_id(l);
+            if (!got.ok()) return got.status();
+            id = *got;
+        } else {
+            if (std::getenv("NCCL_COMM_ID") == nullptr)
+                return Status{Errc::kInvalidInput,
+                              "RANK and WORLD_SIZE are set but NCCL_COMM_ID is not",
+                              "set NCCL_COMM_ID=<rank 0 host>:<free port> for every rank"};
+            NCCL_TRY(ncclGetUniqueId(&id));  // the same id on every rank with NCCL_COMM_ID
+        }
+        w.size_ = l.size;
+        const GpuInfo& g = gpus[static_cast<size_t>(l.local_rank) % gpus.size()];
+        CUDA_TRY(cudaSetDevice(g.index));
+        ncclComm_t comm = nullptr;
+        NCCL_TRY(ncclCommInitRank(&comm, l.size, id, l.rank));
+        w.local_.push_back({l.rank, g, comm, nullptr});
+    }
+    for (auto& r : w.local_) {
+        CUDA_TRY(cudaSetDevice(r.gpu.index));
+        CUDA_TRY(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
+    }
+    return w;
+}
+
+NcclWorld::NcclWorld(NcclWorld&& o) noexcept
+    : size_(o.size_), local_(std::move(o.local_)), launcher_(std::move(o.launcher_)) {
+    o.local_.clear();
+}
+
+NcclWorld::~NcclWorld() {
+    for (auto& r : local_) {
+        if (r.comm != nullptr) ncclCommDestroy(r.comm);
+        if (r.stream != nullptr) cudaStreamDestroy(r.stream);
+    }
+}
+
+}  // namespace trainrig::cuda

@@ -1,0 +1,50 @@
+// Who takes part in the NCCL benchmark and how their communicators were made: all selected GPUs
+// in this process (ncclCommInitAll), or one GPU per process under mpirun (the unique id sent by
+// MPI_Bcast) or torchrun-style launchers (RANK/WORLD_SIZE/LOCAL_RANK with NCCL_COMM_ID, where
+// every rank's ncclGetUniqueId yields the same id).
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "cuda/bench/gpu_inventory.h"
+
+namespace trainrig::cuda {
+
+struct NcclRank {
+    int rank = 0;
+    GpuInfo gpu;
+    ncclComm_t comm = nullptr;
+    cudaStream_t stream = nullptr;
+};
+
+class NcclWorld {
+public:
+    // Fails with "needs at least 2 GPUs or ranks" when there would be a single rank.
+    static Result<NcclWorld> create(const std::vector<GpuInfo>& gpus);
+    NcclWorld(NcclWorld&& o) noexcept;
+    NcclWorld& operator=(NcclWorld&&) = delete;
+    NcclWorld(const NcclWorld&) = delete;
+    NcclWorld& operator=(const NcclWorld&) = delete;
+    ~NcclWorld();
+
+    int size() const { return size_; }
+    // The ranks this process drives (all of them in single-process mode).
+    const std::vector<NcclRank>& local() const { return local_; }
+    bool multi_process() const { return launcher_ != "single-process"; }
+    // Only one process reports: rank 0's.
+    bool reports() const { return local_.front().rank == 0; }
+    const std::string& launcher() const { return launcher_; }
+
+private:
+    NcclWorld() = default;
+    int size_ = 0;
+    std::vector<NcclRank> local_;
+    std::string launcher_;
+};
+
+}  // namespace trainrig::cuda

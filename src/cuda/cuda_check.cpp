@@ -1,0 +1,41 @@
+// The Status each check macro returns, with the API's own error string.
+#include "cuda/cuda_check.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace trainrig::cuda {
+namespace {
+
+std::string_view base_name(const char* file) {
+    const std::string_view f(file);
+    const size_t slash = f.find_last_of('/');
+    return slash == std::string_view::npos ? f : f.substr(slash + 1);
+}
+
+}  // namespace
+
+Status cuda_error(cudaError_t e, const char* call, const char* file, int line) {
+    const bool no_gpu = e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice ||
+                        e == cudaErrorInitializationError;
+    return {
+        no_gpu ? Errc::kUnsupported : Errc::kIo,
+        fmt::format("{}: {} ({}:{})", call, cudaGetErrorString(e), base_name(file), line),
+        no_gpu ? "run on a machine with an NVIDIA GPU and a driver new enough for CUDA 13" : ""};
+}
+
+Status cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
+    return {Errc::kIo,
+            fmt::format("{}: {} ({}:{})", call, cublasLtGetStatusString(s), base_name(file), line)};
+}
+
+Status nccl_error(ncclResult_t r, const char* call, const char* file, int line) {
+    // ncclGetLastError carries the reason ("peer access is not supported ...") when there is one.
+    const char* last = ncclGetLastError(nullptr);
+    return {Errc::kIo, fmt::format("{}: {}{}{} ({}:{})", call, ncclGetErrorString(r),
+                                   last != nullptr && *last != '\0' ? ": " : "",
+                                   last != nullptr ? last : "", base_name(file), line)};
+}
+
+}  // namespace trainrig::cuda

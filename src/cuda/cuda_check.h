@@ -1,0 +1,40 @@
+// One check macro per GPU API family (CUDA runtime, cuBLASLt, NCCL): a failed call returns a
+// Status naming the call and the library's own error string, from functions that return Status
+// or Result<T>.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <string>
+
+#include "core/status.h"
+
+namespace trainrig::cuda {
+
+// "cudaMalloc(&p, n): out of memory (hbm_bench.cpp:42)". No driver or no device is kUnsupported
+// (the machine cannot run it), anything else kIo (the GPU failed a request).
+Status cuda_error(cudaError_t e, const char* call, const char* file, int line);
+Status cublas_error(cublasStatus_t s, const char* call, const char* file, int line);
+Status nccl_error(ncclResult_t r, const char* call, const char* file, int line);
+
+}  // namespace trainrig::cuda
+
+#define CUDA_TRY(call)                                                                   \
+    do {                                                                                 \
+        if (const cudaError_t cuda_try_e_ = (call); cuda_try_e_ != cudaSuccess)          \
+            return ::trainrig::cuda::cuda_error(cuda_try_e_, #call, __FILE__, __LINE__); \
+    } while (0)
+
+#define CUBLAS_TRY(call)                                                                         \
+    do {                                                                                         \
+        if (const cublasStatus_t cublas_try_s_ = (call); cublas_try_s_ != CUBLAS_STATUS_SUCCESS) \
+            return ::trainrig::cuda::cublas_error(cublas_try_s_, #call, __FILE__, __LINE__);     \
+    } while (0)
+
+#define NCCL_TRY(call)                                                                   \
+    do {                                                                                 \
+        if (const ncclResult_t nccl_try_r_ = (call); nccl_try_r_ != ncclSuccess)         \
+            return ::trainrig::cuda::nccl_error(nccl_try_r_, #call, __FILE__, __LINE__); \
+    } while (0)

@@ -1,0 +1,106 @@
+// Owning handles for what the benchmarks allocate (device and pinned host memory, streams,
+// events), so every early return and every interruption frees what was taken.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <utility>
+
+#include "core/status.h"
+#include "cuda/cuda_check.h"
+
+namespace trainrig::cuda {
+
+// Moves leave the source empty; the deleter runs once on a non-null handle.
+template <class T, class Deleter>
+class Owned {
+public:
+    Owned() = default;
+    explicit Owned(T h) : h_(h) {}
+    Owned(Owned&& o) noexcept : h_(std::exchange(o.h_, T{})) {}
+    Owned& operator=(Owned&& o) noexcept {
+        if (this != &o) {
+            reset();
+            h_ = std::exchange(o.h_, T{});
+        }
+        return *this;
+    }
+    Owned(const Owned&) = delete;
+    Owned& operator=(const Owned&) = delete;
+    ~Owned() { reset(); }
+
+    T get() const { return h_; }
+    void reset() {
+        if (h_ != T{}) Deleter{}(std::exchange(h_, T{}));
+    }
+
+private:
+    T h_{};
+};
+
+struct FreeDevice {
+    void operator()(void* p) const { cudaFree(p); }
+};
+struct FreeHost {
+    void operator()(void* p) const { cudaFreeHost(p); }
+};
+struct FreePageable {
+    void operator()(void* p) const { std::free(p); }
+};
+struct DestroyStream {
+    void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
+};
+struct DestroyEvent {
+    void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
+};
+
+using DeviceMemory = Owned<void*, FreeDevice>;
+using PinnedMemory = Owned<void*, FreeHost>;
+using PageableMemory = Owned<void*, FreePageable>;
+using Stream = Owned<cudaStream_t, DestroyStream>;
+using Event = Owned<cudaEvent_t, DestroyEvent>;
+
+// On the current device.
+inline Result<DeviceMemory> device_alloc(size_t bytes) {
+    void* p = nullptr;
+    CUDA_TRY(cudaMalloc(&p, bytes));
+    return DeviceMemory(p);
+}
+
+inline Result<PinnedMemory> pinned_alloc(size_t bytes) {
+    void* p = nullptr;
+    CUDA_TRY(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
+    return PinnedMemory(p);
+}
+
+// Page-aligned, so pageable and pinned copies start from the same alignment.
+inline Result<PageableMemory> pageable_alloc(size_t bytes) {
+    void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    if (p == nullptr) return Status{Errc::kIo, "out of host memory for a pageable buffer"};
+    return PageableMemory(p);
+}
+
+// Non-blocking: the benchmarks' copies must not wait on the legacy default stream.
+inline Result<Stream> make_stream() {
+    cudaStream_t s = nullptr;
+    CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return Stream(s);
+}
+
+inline Result<Event> make_event() {
+    cudaEvent_t e = nullptr;
+    CUDA_TRY(cudaEventCreate(&e));
+    return Event(e);
+}
+
+// Milliseconds between two recorded events, after waiting for the second.
+inline Result<double> elapsed_ms(cudaEvent_t start, cudaEvent_t stop) {
+    CUDA_TRY(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
+    return static_cast<double>(ms);
+}
+
+}  // namespace trainrig::cuda

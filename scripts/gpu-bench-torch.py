@@ -48,8 +48,9 @@ def gemm_records(quick, samples):
     sizes = [1024, 2048, 4096, 8192] + ([] if quick else [16384])
     for s in sizes:
         # Random data, as trainrig uses: zeros run faster and draw less power.
-        a = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn(s, s, device="cuda", dtype=torch.bfloat16)
+        # Uniform in [-1, 1) as trainrig fills its inputs: power and clocks depend on the data.
+        a = (torch.rand(s, s, device="cuda") * 2 - 1).to(torch.bfloat16)
+        b = (torch.rand(s, s, device="cuda") * 2 - 1).to(torch.bfloat16)
         flops = 2.0 * s * s * s
         # About 20 ms per sample, as trainrig's gemm batches.
         calls = max(1, min(500, int(0.02 / (flops / 700e12))))

@@ -2,8 +2,10 @@
 # trainrig's checks on a machine with an NVIDIA GPU. Runs doctor, collect and topo on the real
 # machine, the gpu-labelled tests (NVML probe against nvidia-smi), checks that a snapshot judged
 # offline gives the same findings, cross-checks doctor's PCI facts against nvidia-smi, and times
-# `trainrig doctor` beside `nvidia-smi -q` (pairs run in turn, medians and the ratio). Under
-# five minutes on one GPU. Everything lands as files under $OUT (default build/gpu-check-out).
+# `trainrig doctor` beside `nvidia-smi -q` (pairs run in turn, medians and the ratio), then runs
+# every GPU benchmark (`bench run ... --quick`) and the same measurements through PyTorch on the
+# same GPU, and records the ratios trainrig / PyTorch. Under eight minutes on one GPU.
+# Everything lands as files under $OUT (default build/gpu-check-out).
 # Usage: scripts/gpu-check.sh [BUNDLE]   (BUNDLE from scripts/gpu-bundle.sh, default build/gpu-bundle)
 # Read-only: it never changes clocks, power, persistence or MIG settings.
 set -uo pipefail
@@ -12,6 +14,9 @@ bundle=${1:-build/gpu-bundle}
 out=${OUT:-build/gpu-check-out}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# cuBLASLt and NCCL for the benchmark plugin: the toolkit's, else the ones PyTorch's wheels carry.
+extra=$(python3 -c 'import glob, os, nvidia; print(":".join(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], "*", "lib")))))' 2>/dev/null || true)
+export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:/usr/local/cuda/lib64${extra:+:$extra}"
 bin="$PWD/$bundle/trainrig"
 log() { printf '== %s\n' "$*"; }
 
@@ -38,6 +43,66 @@ fi
 if [ -x "$bundle/gpu_data_tests" ]; then
     log "gpu data tests (pinned double buffer against the loader)"
     "$bundle/gpu_data_tests" --gtest_output="json:$out/gpu-data-tests.json" 2>&1 | tail -20
+fi
+
+if [ -f "$bundle/libtrainrig_gpu_bench.so" ]; then
+    log "gpu benchmark plugin tests"
+    [ -x "$bundle/gpu_bench_tests" ] && \
+        timeout -k 10 120 "$bundle/gpu_bench_tests" --gtest_output="json:$out/gpu-bench-tests.json" 2>&1 | tail -20
+    log "bench: every GPU benchmark, quick"
+    "$bin" bench list | tee "$out/bench-list.txt"
+    # One run per benchmark, each with a hard limit (-k: trainrig takes SIGTERM as a request to
+    # stop between samples; a hung GPU wait needs SIGKILL), so one failure or hang loses only
+    # its own results. PyTorch's reference goes first, before burn heats the GPU.
+    timeout -k 10 150 python3 scripts/gpu-bench-torch.py "$out/torch-reference.json" --quick 2>&1 | tail -30
+    for b in h2d hbm gemm d2h p2p nccl burn; do
+        timeout -k 15 120 "$bin" bench run "$b" --quick --seconds 10 --json -o "$out/bench-$b.json"
+        echo "bench $b exit code: $?" | tee -a "$out/bench-exit.txt"
+    done
+    python3 - "$out" <<'PY'
+import glob, json, sys
+out = sys.argv[1]
+merged = None
+for f in sorted(glob.glob(f"{out}/bench-*.json")):
+    if f.endswith(("bench-gpu.json", "bench-vs-torch.json")): continue
+    try: doc = json.load(open(f))
+    except ValueError: continue
+    if merged is None: merged = doc
+    else:
+        for k in ("results", "skipped", "errors"): merged[k] += doc[k]
+if merged: json.dump(merged, open(f"{out}/bench-gpu.json", "w"), indent=2)
+PY
+    log "trainrig against PyTorch"
+    python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+try:
+    ours = json.load(open(f"{out}/bench-gpu.json"))["results"]
+    torch = json.load(open(f"{out}/torch-reference.json"))["results"]
+except (OSError, ValueError, KeyError) as e:
+    print(f"no comparison: {e}")
+    sys.exit(0)
+def key(r):
+    p = r.get("params", {})
+    shape = tuple(p.get(d) for d in "mnk") if r["bench"] == "gemm" else ()
+    return (r["bench"], r["name"], shape)
+mine = {key(r): r for r in ours
+        if r.get("target", {}).get("gpu", 0) == 0 and r.get("params", {}).get("summary", "shape") == "shape"}
+rows = []
+for t in torch:
+    m = mine.get(key(t))
+    if m:
+        rows.append({"bench": t["bench"], "name": t["name"], "shape": key(t)[2], "unit": t["unit"],
+                     "trainrig_median": m["median"], "torch_median": t["median"],
+                     "ratio": m["median"] / t["median"], "trainrig_verified": m.get("verified")})
+best = lambda rs: max(rs, key=lambda r: r["torch_median"]) if rs else None
+gemm = [r for r in rows if r["bench"] == "gemm"]
+summary = {"gemm_bf16_at_torch_best_shape": best(gemm),
+           "goals": {"gemm_bf16_best_shape": 0.97, "hbm_copy": 0.95, "h2d_pinned": 0.95}}
+json.dump({"rows": rows, "summary": summary}, open(f"{out}/bench-vs-torch.json", "w"), indent=2)
+for r in rows:
+    print(f'{r["bench"]:5} {r["name"]:9} {str(r["shape"] or ""):22} trainrig/torch {r["ratio"]:.3f}')
+PY
 fi
 
 log "nvidia-smi facts for the cross-check"
@@ -107,7 +172,10 @@ print(json.dumps(result, indent=2))
 PY
 
 # What comes back is limited in number of files: the secondary ones travel in one archive.
-tar -C "$out" -czf "$out/details.tar.gz" doctor-offline.json nvidia-smi.csv nvidia-smi-memory.txt \
-    topo.json machine.txt 2>/dev/null && \
-    rm -f "$out"/doctor-offline.json "$out"/nvidia-smi.csv "$out"/nvidia-smi-memory.txt \
-          "$out"/topo.json "$out"/machine.txt
+details=()
+for f in doctor-offline.json nvidia-smi.csv nvidia-smi-memory.txt topo.json machine.txt \
+         bench-list.txt bench-{h2d,hbm,gemm,d2h,p2p,nccl,burn}.json; do
+    [ -f "$out/$f" ] && details+=("$f")
+done
+tar -C "$out" -czf "$out/details.tar.gz" "${details[@]}" && \
+    (cd "$out" && rm -f "${details[@]}")

@@ -16,6 +16,7 @@ packages=(
     libzstd-dev zlib1g-dev        # data: .zst and .gz inputs
     libutf8proc-dev               # data: NFC normalization (Qwen2 tokenizer.json)
     liburing-dev                  # bench storage: O_DIRECT reads through io_uring
+    libopenmpi-dev openmpi-bin    # bench nccl: one process per GPU under mpirun
     libgtest-dev libgmock-dev     # unit and integration tests
     libbenchmark-dev              # microbenchmarks
     clang libclang-rt-14-dev      # libFuzzer harnesses

@@ -19,13 +19,22 @@ encodings = {"gpt2": f"{cache}/tokenizers/gpt2", "cl100k_base": f"{cache}/tokeni
              "o200k_base": f"{cache}/tokenizers/o200k_base.tiktoken"}
 here = os.path.dirname(os.path.abspath(sys.argv[0])) if sys.argv[0] != "-" else "bench/scripts"
 out = {"corpus": corpus, "rounds": rounds, "results": []}
+
+def bytes_records(stdout):
+    # `bench run tokenizer` reports bytes/s, tokens/s and documents/s per thread count; "bytes"
+    # is the encode rate in bytes/s.
+    return [x for x in json.loads(stdout)["results"] if x["name"] == "bytes"]
+
+def mb_per_s(stdout):
+    return [x["median"] / 1e6 for x in bytes_records(stdout)]
+
 for name, tok in encodings.items():
     ours, theirs = [], []
     for _ in range(rounds):
-        r = subprocess.run([binary, "bench", "tokenizer", "--tokenizer", tok, "--input", *corpus,
-                            "--threads", "1", "--repeats", "1", "--json"], check=True,
+        r = subprocess.run([binary, "bench", "run", "tokenizer", "--tokenizer", tok, "--input", *corpus,
+                            "--tokenizer-threads", "1", "--repeats", "1", "--json"], check=True,
                            capture_output=True, text=True)
-        ours += [x["median"] for x in json.loads(r.stdout)["results"] if x["unit"] == "MB/s"]
+        ours += mb_per_s(r.stdout)
         r = subprocess.run(["node", "bench/scripts/tiktoken-rs-encode.cjs", modules, name, "1", *corpus],
                            check=True, capture_output=True, text=True)
         theirs += json.loads(r.stdout)["mb_per_s"]
@@ -34,10 +43,10 @@ for name, tok in encodings.items():
                            "trainrig_median": a, "tiktoken_rs_median": b, "ratio": a / b})
     print(f"{name:12} trainrig {a:6.1f} MB/s   tiktoken-rs {b:6.1f} MB/s   ratio {a/b:4.2f}", file=sys.stderr)
 for name in ("gpt2", "cl100k_base"):
-    r = subprocess.run([binary, "bench", "tokenizer", "--tokenizer", encodings[name], "--input", *corpus,
-                        "--threads", "1,2", "--repeats", str(rounds), "--json"], check=True,
+    r = subprocess.run([binary, "bench", "run", "tokenizer", "--tokenizer", encodings[name], "--input", *corpus,
+                        "--tokenizer-threads", "1,2", "--repeats", str(rounds), "--json"], check=True,
                        capture_output=True, text=True)
-    scaling = {x["params"]["threads"]: x["median"] for x in json.loads(r.stdout)["results"] if x["unit"] == "MB/s"}
+    scaling = {x["params"]["threads"]: x["median"] / 1e6 for x in bytes_records(r.stdout)}
     out.setdefault("scaling", {})[name] = scaling
     print(f"{name:12} threads: " + ", ".join(f"{t} -> {v:.1f} MB/s" for t, v in scaling.items()), file=sys.stderr)
 print(json.dumps(out, indent=2))

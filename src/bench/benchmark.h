@@ -53,7 +53,9 @@ public:
     virtual const char* description() const = 0;
     // Empty when the benchmark can run here; otherwise one sentence saying why not.
     virtual std::string skip_reason(const BenchContext& ctx) const = 0;
-    virtual Result<std::vector<BenchRecord>> run(const BenchContext& ctx) = 0;
+    // Appends its records to `out` as they are measured, so a failure part way (or an
+    // interruption) keeps what was measured before it.
+    virtual Status run(const BenchContext& ctx, std::vector<BenchRecord>& out) = 0;
 };
 
 // Every benchmark, in the order `bench list` shows them. To add one, write a class in its own

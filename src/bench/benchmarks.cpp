@@ -12,6 +12,12 @@
 namespace trainrig::bench {
 namespace {
 
+Status append(Result<std::vector<BenchRecord>> records, std::vector<BenchRecord>& out) {
+    if (!records) return records.status();
+    for (auto& r : *records) out.push_back(std::move(r));
+    return Status{};
+}
+
 class TokenizerBench : public Benchmark {
 public:
     const char* id() const override { return "tokenizer"; }
@@ -23,14 +29,14 @@ public:
             return "needs --tokenizer and --input";
         return {};
     }
-    Result<std::vector<BenchRecord>> run(const BenchContext& ctx) override {
+    Status run(const BenchContext& ctx, std::vector<BenchRecord>& out) override {
         auto t = data::open_tokenizer(ctx.options.tokenizer);
         if (!t) return t.status();
         TokenizerBenchOptions o;
         o.inputs = ctx.options.inputs;
         o.threads = ctx.options.tokenizer_threads;
         if (ctx.options.repeats) o.repeats = ctx.options.repeats;
-        return run_tokenizer_bench(**t, o);
+        return append(run_tokenizer_bench(**t, o), out);
     }
 };
 
@@ -44,14 +50,14 @@ public:
         return ctx.options.shards.empty() ? "needs --shards (Megatron prefixes or llm.c shards)"
                                           : "";
     }
-    Result<std::vector<BenchRecord>> run(const BenchContext& ctx) override {
+    Status run(const BenchContext& ctx, std::vector<BenchRecord>& out) override {
         LoaderBenchOptions o;
         o.data = ctx.options.shards;
         o.batch = ctx.options.batch;
         o.window = ctx.options.window;
         o.steps = ctx.options.steps;
         if (ctx.options.repeats) o.repeats = ctx.options.repeats;
-        return run_loader_bench(o);
+        return append(run_loader_bench(o), out);
     }
 };
 

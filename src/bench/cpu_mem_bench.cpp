@@ -34,7 +34,7 @@ public:
     }
     std::string skip_reason(const BenchContext&) const override { return {}; }
 
-    Result<std::vector<BenchRecord>> run(const BenchContext& ctx) override {
+    Status run(const BenchContext& ctx, std::vector<BenchRecord>& records) override {
         auto topo = HostTopology::load();
         if (!topo) return topo.status();
         const auto cores = topo->cores();
@@ -66,7 +66,6 @@ public:
         config.elements = elements;
         config.repeats = ctx.options.repeats ? ctx.options.repeats : quick ? 5 : 10;
 
-        std::vector<BenchRecord> records;
         config.pus = pick_pus(cores, ctx.options.threads);
         TRAINRIG_TRY(measure(*topo, config, ctx, {{"cpus", "all"}, {"threads", config.pus.size()}},
                              records));
@@ -81,7 +80,7 @@ public:
             TRAINRIG_TRY(measure(*topo, config, ctx,
                                  {{"numa_node", node}, {"threads", config.pus.size()}}, records));
         }
-        return records;
+        return Status{};
     }
 
 private:

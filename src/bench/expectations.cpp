@@ -101,6 +101,10 @@ constexpr double kHbmCopyEfficiency = 0.80;
 // 989, B200 1745 of 2250 (stas00/ml-engineering "maximum achievable matmul FLOPs", FACTS.md §3).
 constexpr double kGemmEfficiency = 0.78;
 
+// all_reduce reaches its bus bandwidth plateau on messages of hundreds of MB (nccl-tests'
+// large-message rows); smaller sizes are reported without an expectation.
+constexpr double kNcclLargeBytes = 256.0 * (1 << 20);
+
 std::string lower(std::string_view s) {
     std::string out(s);
     std::transform(out.begin(), out.end(), out.begin(),
@@ -162,6 +166,23 @@ std::optional<Expectation> host_copy(const BenchRecord& r) {
                                    100 * kPinnedCopyEfficiency, gts, lanes, link / 1e9)};
 }
 
+// all_reduce bus bandwidth on large messages over the GPU's usual link inside one server: the
+// link's per-direction rate × the busbw fraction nccl-tests measure on it (plan catalog).
+std::optional<Expectation> nccl(const BenchRecord& r, const plan::GpuSpec& g,
+                                const plan::HardwareCatalog& catalog) {
+    const double ranks = number(r.target, "ranks");
+    if (r.name != "all_reduce" || number(r.params, "size_bytes") < kNcclLargeBytes || ranks < 2 ||
+        ranks > g.gpus_per_node)
+        return std::nullopt;
+    const plan::LinkSpec* link = catalog.link(g.intra_link);
+    if (!link || link->efficiency <= 0) return std::nullopt;
+    return Expectation{
+        link->bytes_per_s * link->efficiency,
+        fmt::format("{}: {:.0f} GB/s per direction × all_reduce busbw efficiency "
+                    "{:.2f} ({})",
+                    link->name, link->bytes_per_s / 1e9, link->efficiency, link->source)};
+}
+
 std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog& catalog) {
     const plan::GpuSpec* g = catalog_gpu(r.target.value("gpu_name", ""), catalog);
     if (!g) return std::nullopt;
@@ -192,6 +213,7 @@ std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog
             fmt::format("{:.0f} % of {}'s dense {} peak {:.0f} TFLOP/s ({})", 100 * kGemmEfficiency,
                         g->name, dtype, peak / 1e12, g->source)};
     }
+    if (r.bench == "nccl") return nccl(r, *g, catalog);
     return std::nullopt;
 }
 
@@ -219,6 +241,8 @@ double pcie_bytes_per_s(double gigatransfers, int lanes) {
 const plan::GpuSpec* catalog_gpu(std::string_view gpu_name, const plan::HardwareCatalog& catalog) {
     const std::string n = lower(gpu_name);
     const auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+    // The NVL parts (H100 NVL, H200 NVL) are PCIe cards with other clocks and links: no entry.
+    if (has(" nvl")) return nullptr;
     const char* id = nullptr;
     if (has("h200"))
         id = "h200-sxm";

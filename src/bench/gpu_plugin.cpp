@@ -56,18 +56,21 @@ public:
 
 private:
     Plugin() {
+        // Errors worth showing: a plugin that exists but does not load (a CUDA library it needs
+        // is missing). Not finding the plugin at all means this build has no GPU benchmarks.
         std::string errors;
         for (const auto& path : candidates()) {
-            // A path with a slash that does not exist is not worth a dlopen error message.
-            if (path.find('/') != std::string::npos && ::access(path.c_str(), F_OK) != 0) continue;
+            const bool bare = path.find('/') == std::string::npos;
+            if (!bare && ::access(path.c_str(), F_OK) != 0) continue;
             handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
             if (handle_) break;
-            errors += fmt::format("{}{}", errors.empty() ? "" : "; ", ::dlerror());
+            const std::string e = ::dlerror();
+            if (bare && e.starts_with(std::string(kPluginName) + ": cannot open shared object"))
+                continue;
+            errors += (errors.empty() ? "" : "; ") + e;
         }
         if (!handle_) {
-            unavailable_ = errors.empty() || errors.find(
-                                                 "cannot open shared object file: No such "
-                                                 "file") != std::string::npos
+            unavailable_ = errors.empty()
                                ? "this trainrig has no GPU benchmarks (built without CUDA, or " +
                                      std::string(kPluginName) + " is not beside it)"
                                : "the GPU benchmarks could not be loaded: " + errors;
@@ -93,7 +96,7 @@ private:
             return;
         }
         if (listing_.contains("error") && listing_["error"].is_string())
-            unavailable_ = "no usable GPU: " + listing_["error"].get<std::string>();
+            unavailable_ = listing_["error"].get<std::string>();
     }
 
     void* handle_ = nullptr;  // never closed: CUDA libraries do not unload cleanly
@@ -104,9 +107,10 @@ private:
     std::string unavailable_;
 };
 
-// Ranks of a multi-process launch (mpirun, srun, torchrun), 1 when run alone.
+// Ranks of a multi-process launch as the nccl benchmark bootstraps them (Open MPI, PMI as srun
+// and MPICH set it, torchrun), 1 when run alone.
 int launched_ranks() {
-    for (const char* key : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE"})
+    for (const char* key : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "WORLD_SIZE"})
         if (const char* v = std::getenv(key); v && std::atoi(v) > 0) return std::atoi(v);
     return 1;
 }
@@ -130,7 +134,7 @@ public:
         return {};
     }
 
-    Result<std::vector<BenchRecord>> run(const BenchContext& ctx) override {
+    Status run(const BenchContext& ctx, std::vector<BenchRecord>& out) override {
         const nlohmann::json request = {{"bench", id_},
                                         {"quick", ctx.options.quick},
                                         {"gpus", ctx.options.gpus},
@@ -138,17 +142,17 @@ public:
                                         {"repeats", ctx.options.repeats}};
         auto answer = Plugin::get().run(request);
         if (!answer) return answer.status();
-        std::vector<BenchRecord> records;
+        // Records come back even when the benchmark stopped part way (the ABI's promise).
         for (const auto& j : answer->value("records", nlohmann::json::array())) {
             auto r = record_from_json(j);
             if (!r) return r.status();
-            records.push_back(std::move(r).value());
+            out.push_back(std::move(r).value());
         }
-        if (const auto& e = (*answer)["error"]; e.is_string()) {
+        if (const auto e = answer->find("error"); e != answer->end() && e->is_string()) {
             if (ctx.cancelled()) return interrupted_status();
-            return Status{Errc::kIo, e.get<std::string>()};
+            return Status{Errc::kIo, e->get<std::string>()};
         }
-        return records;
+        return Status{};
     }
 
 private:

@@ -55,7 +55,7 @@ public:
         return {};
     }
 
-    Result<std::vector<BenchRecord>> run(const BenchContext& ctx) override {
+    Status run(const BenchContext& ctx, std::vector<BenchRecord>& records) override {
         const BenchOptions& o = ctx.options;
         auto engine = resolve_io_engine(o.io_engine);
         if (!engine) return engine.status();
@@ -70,7 +70,6 @@ public:
         const unsigned repeats = o.repeats ? o.repeats : o.quick ? 2 : 3;
         const double seconds = o.seconds > 0 ? o.seconds : o.quick ? 2 : 5;
         const nlohmann::json target = storage_target(o.data_dir);
-        std::vector<BenchRecord> records;
         for (const bool random : {false, true}) {
             IoPattern p;
             p.random = random;
@@ -107,7 +106,7 @@ public:
                                   total.bad_blocks, total.first_bad_block);
             records.push_back(std::move(r));
         }
-        return records;
+        return Status{};
     }
 };
 

@@ -155,14 +155,10 @@ public:
                 continue;
             }
             if (tty) std::fprintf(stderr, "bench: running %s ...\n", b->id());
-            auto records = b->run(ctx);
+            const Status s = b->run(ctx, result.records);
             if (ctx.cancelled()) return print_error("bench", bench::interrupted_status());
-            if (!records) {
-                result.errors.push_back({b->id(), records.status().message()});
-                continue;
-            }
             ran_gpu |= needs_gpu(b->id());
-            for (auto& r : *records) result.records.push_back(std::move(r));
+            if (!s.ok()) result.errors.push_back({b->id(), s.message()});
         }
         if (ran_gpu) result.machine["gpus"] = bench::gpu_devices();
         bench::apply_expectations(result.records, result.machine, plan::builtin_hardware());

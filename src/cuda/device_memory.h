@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdlib>
+#include <thread>
 #include <utility>
 
 #include "core/status.h"
@@ -95,9 +98,38 @@ inline Result<Event> make_event() {
     return Event(e);
 }
 
+// How long a wait for the GPU may take before the work is taken to be hung. No timed operation
+// of the benchmarks comes near it; a hung kernel or a peer that never arrives would otherwise
+// keep the process (and a GPU machine's whole check run) waiting for ever.
+inline constexpr std::chrono::seconds kGpuWaitLimit{120};
+
+// Waits for `query` to stop answering cudaErrorNotReady, polling (so the wait is bounded and a
+// hang is reported instead of waited on).
+template <class Query>
+Status wait_gpu(Query query, const char* what) {
+    const auto deadline = std::chrono::steady_clock::now() + kGpuWaitLimit;
+    for (;;) {
+        const cudaError_t e = query();
+        if (e == cudaSuccess) return Status{};
+        if (e != cudaErrorNotReady) return cuda_error(e, what, __FILE__, __LINE__);
+        if (std::chrono::steady_clock::now() > deadline)
+            return Status{Errc::kIo, fmt::format("the GPU did not finish {} within {} s; it may be "
+                                                 "hung",
+                                                 what, kGpuWaitLimit.count())};
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+}
+
+inline Status wait_stream(cudaStream_t s) {
+    return wait_gpu([s] { return cudaStreamQuery(s); }, "the work queued on a stream");
+}
+inline Status wait_event(cudaEvent_t e) {
+    return wait_gpu([e] { return cudaEventQuery(e); }, "a timed operation");
+}
+
 // Milliseconds between two recorded events, after waiting for the second.
 inline Result<double> elapsed_ms(cudaEvent_t start, cudaEvent_t stop) {
-    CUDA_TRY(cudaEventSynchronize(stop));
+    TRAINRIG_TRY(wait_event(stop));
     float ms = 0;
     CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
     return static_cast<double>(ms);

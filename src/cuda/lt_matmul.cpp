@@ -92,6 +92,9 @@ Result<LtMatmul> LtMatmul::create(GemmDtype d, const bench::GemmShape& s, bool d
         mm.scales_ = std::move(scales).value();
         const float ones[2] = {1.0f, 1.0f};
         CUDA_TRY(cudaMemcpy(mm.scales_.get(), ones, sizeof ones, cudaMemcpyHostToDevice));
+        // A pageable copy may return before its DMA lands, and the matmuls run on a
+        // non-blocking stream that does not wait for the legacy one.
+        CUDA_TRY(cudaDeviceSynchronize());
         const float* a_scale = static_cast<const float*>(mm.scales_.get());
         const float* b_scale = a_scale + 1;
         CUBLAS_TRY(set_desc(mm.desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, a_scale));

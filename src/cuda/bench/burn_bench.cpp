@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cuda/bench/benchmarks.h"
+#include "cuda/bench/gemm_check.h"
 #include "cuda/bench/nvml_sampler.h"
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
@@ -34,6 +35,8 @@ struct BurnResult {
     uint64_t compares = 0;
     uint64_t checksum = 0;  // FNV-1a of the first output, for the cross-GPU comparison
     int iterations_per_interval = 0;
+    bool reference_ok = true;  // the first output against the fp64 CPU reference
+    std::string reference_detail;
     Status status;
 };
 
@@ -109,6 +112,12 @@ Status burn_one(const BenchContext& ctx, const GpuInfo& gpu, double seconds, Sta
     std::vector<uint32_t> host(m * n / 2);
     CUDA_TRY(cudaMemcpy(host.data(), ref->get(), m * n * 2, cudaMemcpyDeviceToHost));
     out.checksum = fnv1a(host);
+    // The first output against the CPU reference at sampled elements: the comparisons below only
+    // show that the GPU repeats itself, and a lone GPU has no other to be outvoted by.
+    auto right = check_product(d, kShape, a->get(), b->get(), ref->get(), 64, st);
+    if (!right.ok()) return right.status();
+    out.reference_ok = right->check.failed == 0;
+    out.reference_detail = right->detail;
 
     auto* count = static_cast<unsigned long long*>(counter->get());
     const double flops = bench::gemm_flops(kShape);
@@ -128,7 +137,7 @@ Status burn_one(const BenchContext& ctx, const GpuInfo& gpu, double seconds, Sta
         CUDA_TRY(cudaMemcpyAsync(&bad, count, sizeof bad, cudaMemcpyDeviceToHost, st));
         auto t = elapsed_ms(start->get(), stop->get());
         if (!t.ok()) return t.status();
-        CUDA_TRY(cudaStreamSynchronize(st));
+        TRAINRIG_TRY(wait_stream(st));
         out.samples.push_back(flops * out.iterations_per_interval / (*t / 1e3));
         out.iterations += static_cast<uint64_t>(out.iterations_per_interval);
         out.mismatches += bad;
@@ -158,7 +167,12 @@ Status run_burn_bench(const BenchContext& ctx, Records& out) {
         for (size_t i = 0; i < ctx.gpus.size(); ++i)
             threads.emplace_back([&, i] {
                 StartSignal started(loaded);
-                results[i].status = burn_one(ctx, ctx.gpus[i], seconds, started, results[i]);
+                // An exception must not leave the thread (std::terminate); it becomes the status.
+                try {
+                    results[i].status = burn_one(ctx, ctx.gpus[i], seconds, started, results[i]);
+                } catch (const std::exception& e) {
+                    results[i].status = Status{Errc::kInternal, e.what()};
+                }
             });
         // Sample only under load: the idle clocks of the set-up would pull the minimum down.
         loaded.wait();
@@ -169,10 +183,15 @@ Status run_burn_bench(const BenchContext& ctx, Records& out) {
     TRAINRIG_STOP_IF_CANCELLED(ctx);
     // Cross-GPU: the checksum most GPUs of the same model produced is taken as right.
     std::map<std::string, std::map<uint64_t, int>> votes;
-    for (size_t i = 0; i < results.size(); ++i) ++votes[ctx.gpus[i].name][results[i].checksum];
+    // Same name and multiprocessor count: cuBLAS results are reproducible only on the same
+    // architecture and SM count.
+    const auto model = [&](size_t i) {
+        return fmt::format("{}/{}", ctx.gpus[i].name, ctx.gpus[i].sm_count);
+    };
+    for (size_t i = 0; i < results.size(); ++i) ++votes[model(i)][results[i].checksum];
     for (size_t i = 0; i < results.size(); ++i) {
         const BurnResult& r = results[i];
-        const auto& v = votes[ctx.gpus[i].name];
+        const auto& v = votes[model(i)];
         const auto top = std::max_element(
             v.begin(), v.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
         const bool agrees = v.size() == 1 || (r.checksum == top->first &&
@@ -212,8 +231,10 @@ Status run_burn_bench(const BenchContext& ctx, Records& out) {
             rec.counted["nvml"] = nvml->available() ? "NVML has no device at this GPU's PCI address"
                                                     : "NVML unavailable: " + nvml->why();
         }
-        rec.verified = r.mismatches == 0 && agrees && r.compares > 0;
-        if (r.compares == 0)
+        rec.verified = r.mismatches == 0 && agrees && r.compares > 0 && r.reference_ok;
+        if (!r.reference_ok)
+            rec.verify_detail = "the product differs from the CPU reference: " + r.reference_detail;
+        else if (r.compares == 0)
             rec.verify_detail = "no interval completed, nothing was compared";
         else if (r.mismatches != 0)
             rec.verify_detail = fmt::format(

@@ -91,7 +91,7 @@ Result<CopySetup> prepare(const BenchContext& ctx, const GpuInfo& gpu, bool pinn
     if (!plan.to_device)
         TRAINRIG_TRY(fill_pattern(static_cast<uint32_t*>(s.device.get()), plan.bytes / 4, plan.seed,
                                   s.stream.get()));
-    CUDA_TRY(cudaStreamSynchronize(s.stream.get()));
+    TRAINRIG_TRY(wait_stream(s.stream.get()));
     return s;
 }
 
@@ -121,7 +121,7 @@ Result<unsigned long long> count_mismatches(const CopySetup& s, const CopyPlan& 
     unsigned long long bad = 0;
     CUDA_TRY(
         cudaMemcpyAsync(&bad, s.counter.get(), sizeof bad, cudaMemcpyDeviceToHost, s.stream.get()));
-    CUDA_TRY(cudaStreamSynchronize(s.stream.get()));
+    TRAINRIG_TRY(wait_stream(s.stream.get()));
     return bad;
 }
 
@@ -158,7 +158,7 @@ Result<GpuRecord> measure_one(const BenchContext& ctx, const GpuInfo& gpu, bool 
     if (!setup.ok()) return setup.status();
     const CopySetup& s = *setup;
     TRAINRIG_TRY(queue_copies(s, plan, 1));
-    CUDA_TRY(cudaStreamSynchronize(s.stream.get()));
+    TRAINRIG_TRY(wait_stream(s.stream.get()));
     GpuRecord r = base_record(ctx, plan, pinned ? "pinned" : "pageable");
     GpuInfo live = gpu;
     for (int k = 0; k < plan.samples; ++k) {
@@ -209,7 +209,7 @@ Result<GpuRecord> measure_all(const BenchContext& ctx, const CopyPlan& plan) {
                     status[i] = [&]() -> Status {
                         CUDA_TRY(cudaSetDevice(setups[i].gpu.index));
                         TRAINRIG_TRY(queue_copies(setups[i], plan, copies));
-                        CUDA_TRY(cudaStreamSynchronize(setups[i].stream.get()));
+                        TRAINRIG_TRY(wait_stream(setups[i].stream.get()));
                         return {};
                     }();
                 });

@@ -209,20 +209,35 @@ Status run_gpu(const BenchContext& ctx, const GpuInfo& gpu, Records& out) {
     rig.stop = std::move(e1).value();
     rig.workspace = std::move(ws).value();
     const int samples = ctx.repeats_or(ctx.request.quick ? 5 : 10);
+    // A data type that fails (no fp8 algorithm for a shape, say) does not take the others'
+    // records with it: the first failure is returned after every type has had its turn.
+    Status first_failure;
     for (const GemmDtype d : bench::gemm_dtypes(gpu.cc_major, gpu.cc_minor)) {
         TRAINRIG_STOP_IF_CANCELLED(ctx);
+        const auto failed = [&](const Status& s) {
+            if (first_failure.ok())
+                first_failure =
+                    Status{s.code(), fmt::format("{} on GPU {}: {}", bench::gemm_dtype_name(d),
+                                                 gpu.index, s.message())};
+        };
         auto small = check_small_shapes(rig, d);
-        if (!small.ok()) return small.status();
+        if (!small.ok()) {
+            failed(small.status());
+            continue;
+        }
         std::vector<GpuRecord> shapes;
         for (const GemmShape& s : bench::gemm_shapes(ctx.request.quick)) {
             auto r = measure_shape(ctx, rig, d, s, *small, samples);
-            if (!r.ok()) return r.status();
+            if (!r.ok()) {
+                failed(r.status());
+                break;
+            }
             out.push_back(r->to_json());
             shapes.push_back(std::move(r).value());
         }
-        add_summaries(shapes, out);
+        if (!shapes.empty()) add_summaries(shapes, out);
     }
-    return {};
+    return first_failure;
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ Result<std::vector<float>> read_as_float(const void* base, bench::GemmDtype d, b
     std::vector<float> host(count);
     CUDA_TRY(
         cudaMemcpyAsync(host.data(), f, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
-    CUDA_TRY(cudaStreamSynchronize(stream));
+    TRAINRIG_TRY(wait_stream(stream));
     return host;
 }
 

@@ -36,7 +36,7 @@ Result<GpuRecord> measure(const BenchContext& ctx, const GpuInfo& gpu, size_t by
     CUDA_TRY(cudaMemsetAsync(dst->get(), 0, bytes, st));
     // Warm-up: the first copy pays for mapping pages and waking the clocks.
     CUDA_TRY(cudaMemcpyAsync(dst->get(), src->get(), bytes, cudaMemcpyDeviceToDevice, st));
-    CUDA_TRY(cudaStreamSynchronize(st));
+    TRAINRIG_TRY(wait_stream(st));
 
     GpuRecord r;
     r.bench = "hbm";
@@ -68,7 +68,7 @@ Result<GpuRecord> measure(const BenchContext& ctx, const GpuInfo& gpu, size_t by
         count_pattern_mismatches(static_cast<const uint32_t*>(dst->get()), words, seed, count, st));
     unsigned long long bad = 0;
     CUDA_TRY(cudaMemcpyAsync(&bad, count, sizeof bad, cudaMemcpyDeviceToHost, st));
-    CUDA_TRY(cudaStreamSynchronize(st));
+    TRAINRIG_TRY(wait_stream(st));
     r.verified = bad == 0;
     r.verify_detail =
         bad == 0 ? fmt::format(

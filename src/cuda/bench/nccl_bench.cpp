@@ -91,8 +91,9 @@ Result<std::vector<T>> reduce_over_ranks(const NcclWorld& w, const std::vector<R
         sizeof(T) == 8 && std::is_floating_point_v<T> ? ncclFloat64 : ncclUint64;
     for (size_t i = 0; i < bufs.size(); ++i) {
         CUDA_TRY(cudaSetDevice(w.local()[i].gpu.index));
-        CUDA_TRY(cudaMemcpy(bufs[i].scratch.get(), values[i].data(), count * sizeof(T),
-                            cudaMemcpyHostToDevice));
+        // On the collective's own stream: that stream does not wait for the legacy one.
+        CUDA_TRY(cudaMemcpyAsync(bufs[i].scratch.get(), values[i].data(), count * sizeof(T),
+                                 cudaMemcpyHostToDevice, w.local()[i].stream));
     }
     NCCL_TRY(ncclGroupStart());
     for (size_t i = 0; i < bufs.size(); ++i)
@@ -101,10 +102,10 @@ Result<std::vector<T>> reduce_over_ranks(const NcclWorld& w, const std::vector<R
     NCCL_TRY(ncclGroupEnd());
     std::vector<T> out(count);
     CUDA_TRY(cudaSetDevice(w.local()[0].gpu.index));
-    CUDA_TRY(cudaStreamSynchronize(w.local()[0].stream));
+    TRAINRIG_TRY(wait_stream(w.local()[0].stream));
     CUDA_TRY(
         cudaMemcpy(out.data(), bufs[0].scratch.get(), count * sizeof(T), cudaMemcpyDeviceToHost));
-    for (const auto& r : w.local()) CUDA_TRY(cudaStreamSynchronize(r.stream));
+    for (const auto& r : w.local()) TRAINRIG_TRY(wait_stream(r.stream));
     return out;
 }
 
@@ -165,7 +166,7 @@ Result<GpuRecord> measure(const BenchContext& ctx, const NcclWorld& w, Collectiv
                                                  r.stream));
         unsigned long long b = 0;
         CUDA_TRY(cudaMemcpyAsync(&b, count, sizeof b, cudaMemcpyDeviceToHost, r.stream));
-        CUDA_TRY(cudaStreamSynchronize(r.stream));
+        TRAINRIG_TRY(wait_stream(r.stream));
         bad[i][0] = b;
     }
     auto worst = reduce_over_ranks<double>(w, bufs, times, ncclMax);

@@ -1,6 +1,7 @@
 // Communicator set-up for the three ways the NCCL benchmark can be launched.
 #include "cuda/bench/nccl_world.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -51,6 +52,9 @@ Result<ncclUniqueId> mpi_unique_id([[maybe_unused]] const Launch& l) {
     MPI_Finalized(&finalized);
     if (finalized != 0) return Status{Errc::kUnsupported, "MPI was already finalized"};
     if (initialized == 0) {
+        // This library was loaded RTLD_LOCAL by trainrig; Open MPI's components (loaded by
+        // MPI_Init with dlopen) need libmpi's symbols global, so promote the loaded copy.
+        ::dlopen("libmpi.so.40", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
         if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) return Status{Errc::kIo, "MPI_Init failed"};
         // At process exit, so a second benchmark in the same process still has MPI.
         std::atexit([] {

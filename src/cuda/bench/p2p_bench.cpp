@@ -61,7 +61,7 @@ Result<GpuRecord> measure_pair(const BenchContext& ctx, const GpuInfo& src, cons
     const uint32_t seed = 0x5050u + static_cast<uint32_t>(src.index * 64 + dst.index);
     TRAINRIG_TRY(fill_pattern(static_cast<uint32_t*>(from->get()), bytes / 4, seed, st));
     CUDA_TRY(cudaMemcpyPeerAsync(to->get(), dst.index, from->get(), src.index, bytes, st));
-    CUDA_TRY(cudaStreamSynchronize(st));
+    TRAINRIG_TRY(wait_stream(st));
 
     GpuRecord r;
     r.bench = "p2p";

@@ -17,13 +17,15 @@ Result<Baseline> parse_baseline(const std::string& text, const std::string& path
     };
     const auto doc = nlohmann::json::parse(text, nullptr, false);
     if (doc.is_discarded()) return bad("not JSON");
-    if (!doc.is_object() || doc.value("schema", "") != "trainrig.bench")
+    const auto schema = doc.is_object() ? doc.find("schema") : doc.end();
+    if (!doc.is_object() || schema == doc.end() || *schema != "trainrig.bench")
         return bad("not a trainrig.bench document (`trainrig bench run --json`)");
-    if (doc.value("schema_version", 0) != 2)
+    const auto version = doc.find("schema_version");
+    if (version == doc.end() || *version != 2)
         return bad(
             fmt::format("schema_version {} is not 2; run the baseline again with this "
                         "trainrig",
-                        doc.value("schema_version", 0)));
+                        version == doc.end() ? "(none)" : version->dump()));
     const auto results = doc.find("results");
     if (results == doc.end() || !results->is_array()) return bad("has no \"results\" array");
     Baseline b;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <set>
 
 #include "core/version.h"
 
@@ -98,10 +99,10 @@ nlohmann::json bench_document(const BenchRun& run) {
 
 namespace {
 
-// 3 significant figures: 2.08, 41.3, 254.
+// 3 significant figures: 2.08, 41.3, 254 (decided on the rounded value: 99.96 is "100").
 std::string sig3(double v) {
     const double a = std::abs(v);
-    const int decimals = a >= 100 ? 0 : a >= 10 ? 1 : 2;
+    const int decimals = a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2;
     return fmt::format("{:.{}f}", v, decimals);
 }
 
@@ -120,7 +121,7 @@ std::string human_value(double value, const std::string& unit) {
     if (unit == "FLOP/s") return sig3(value / 1e12) + " TFLOP/s";
     const char* prefix[] = {"", "k", "M", "G", "T"};
     int k = 0;
-    while (std::abs(value) >= 1000 && k < 4) {
+    while (std::abs(value) >= 999.5 && k < 4) {
         value /= 1000;
         ++k;
     }
@@ -145,8 +146,9 @@ std::string render_bench_text(const BenchRun& run) {
     for (const auto& s : run.skipped) out += fmt::format("{:<10} skipped: {}\n", s.bench, s.text);
     for (const auto& e : run.errors) out += fmt::format("{:<10} error: {}\n", e.bench, e.text);
     std::string sources;
+    std::set<std::string> shown;
     for (const auto& r : run.records)
-        if (r.expected && sources.find(r.expected_source) == std::string::npos)
+        if (r.expected && shown.insert(r.expected_source).second)
             sources += fmt::format("  {} {}: {}\n", r.bench, r.name, r.expected_source);
     if (!sources.empty()) out += "expected values from:\n" + sources;
     return out;

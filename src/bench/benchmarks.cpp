@@ -22,7 +22,7 @@ class TokenizerBench : public Benchmark {
 public:
     const char* id() const override { return "tokenizer"; }
     const char* description() const override {
-        return "Encode MB/s, tokens/s and documents/s of --tokenizer on --input text";
+        return "Encode bytes/s, tokens/s and documents/s of --tokenizer on --input text";
     }
     std::string skip_reason(const BenchContext& ctx) const override {
         if (ctx.options.tokenizer.empty() || ctx.options.inputs.empty())

@@ -1,4 +1,4 @@
-// The bandwidth arithmetic of nccl-tests (NVIDIA/nccl-tests doc/PERFORMANCE.md; FACTS.md §2) and
+// The bandwidth arithmetic of nccl-tests (NVIDIA/nccl-tests doc/PERFORMANCE.md) and
 // the known per-rank inputs and expected outputs the NCCL benchmark checks its results against.
 // Pure C++: unit-tested without a GPU; the value functions also compile into the CUDA kernels.
 #pragma once

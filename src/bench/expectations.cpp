@@ -85,7 +85,7 @@ constexpr double kCopyCountedShare = 16.0 / 24;
 
 // A pinned host<->device copy reaches 0.80-0.90 of the raw link: PCIe 5 x16 55.4 GB/s of 63 on
 // 8x H200 and 51-57 on H100 systems, PCIe 4 x16 25-26 of 31.5 (nvbandwidth README and issues
-// #6, #15, #42; stas00/ml-engineering network/README.md; FACTS.md §2).
+// #6, #15, #42; stas00/ml-engineering network/README.md).
 constexpr double kPinnedCopyEfficiency = 0.85;
 
 // Datacenter NVMe drives are specified at 83-89 % of their x4 link for sequential reads
@@ -94,11 +94,11 @@ constexpr double kNvmeSeqEfficiency = 0.85;
 
 // HBM copy (read + written counted) against the datasheet: A100 1.61 of 2.04 TB/s, H100 2.90 of
 // 3.35, H200 4.01 of 4.8 (BabelStream, Azure AI-benchmarking-guide); memcpy-based copies on
-// H100 2.49-2.53 (p2pBandwidthLatencyTest diagonal). FACTS.md §3.
+// H100 2.49-2.53 (p2pBandwidthLatencyTest diagonal).
 constexpr double kHbmCopyEfficiency = 0.80;
 
 // Best-shape dense GEMM against the datasheet peak: A100 SXM 271 of 312 TFLOP/s, H100 SXM 795 of
-// 989, B200 1745 of 2250 (stas00/ml-engineering "maximum achievable matmul FLOPs", FACTS.md §3).
+// 989, B200 1745 of 2250 (stas00/ml-engineering "maximum achievable matmul FLOPs").
 constexpr double kGemmEfficiency = 0.78;
 
 // all_reduce reaches its bus bandwidth plateau on messages of hundreds of MB (nccl-tests'
@@ -112,18 +112,34 @@ std::string lower(std::string_view s) {
     return out;
 }
 
+// Members of records and machine facts, read without throwing on a missing member or another
+// type (a plugin record may carry null where a string is usual).
+std::string text(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool flag(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
 double number(const nlohmann::json& j, const char* key, double fallback = 0) {
     const auto it = j.find(key);
     return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
 std::optional<Expectation> cpu_mem(const BenchRecord& r, const nlohmann::json& machine) {
-    const nlohmann::json cpu = machine.value("cpu", nlohmann::json::object());
-    if (cpu.value("virtual", false)) return std::nullopt;  // channels shared with other guests
+    const auto it = machine.find("cpu");
+    const nlohmann::json cpu =
+        it != machine.end() && it->is_object() ? *it : nlohmann::json::object();
+    if (flag(cpu, "virtual")) return std::nullopt;  // channels shared with other guests
     const CpuMemoryPlatform* p = cpu_memory_platform(cpu);
     if (!p) return std::nullopt;
     const double sockets = std::max(1.0, number(machine, "packages", 1));
-    const double nodes = std::max(1.0, number(machine, "numa_nodes", 1));
+    // Memory-only nodes (CXL, HBM) have no cores to run on and hold none of the DDR channels.
+    const double nodes =
+        std::max(1.0, number(machine, "numa_nodes_with_cores", number(machine, "numa_nodes", 1)));
     // A NUMA node holds its share of the channels (NPS/SNC modes split a socket evenly).
     const bool per_node = r.target.contains("numa_node");
     const double peak = p->bytes_per_s() * (per_node ? sockets / nodes : sockets);
@@ -138,7 +154,7 @@ std::optional<Expectation> cpu_mem(const BenchRecord& r, const nlohmann::json& m
 }
 
 std::optional<Expectation> storage(const BenchRecord& r) {
-    if (r.name != "seq-read" || r.target.value("kind", "") != "nvme") return std::nullopt;
+    if (r.name != "seq-read" || text(r.target, "kind") != "nvme") return std::nullopt;
     const double gts = number(r.target, "pcie_gts");
     const int lanes = static_cast<int>(number(r.target, "pcie_width"));
     if (gts <= 0 || lanes <= 0) return std::nullopt;
@@ -162,7 +178,7 @@ std::optional<Expectation> host_copy(const BenchRecord& r) {
     const double link = pcie_bytes_per_s(gts, lanes);
     return Expectation{kPinnedCopyEfficiency * link,
                        fmt::format("{:.0f} % of the GPU's PCIe link ({} GT/s x{} = {:.1f} GB/s; "
-                                   "FACTS.md §2)",
+                                   ")",
                                    100 * kPinnedCopyEfficiency, gts, lanes, link / 1e9)};
 }
 
@@ -184,7 +200,7 @@ std::optional<Expectation> nccl(const BenchRecord& r, const plan::GpuSpec& g,
 }
 
 std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog& catalog) {
-    const plan::GpuSpec* g = catalog_gpu(r.target.value("gpu_name", ""), catalog);
+    const plan::GpuSpec* g = catalog_gpu(text(r.target, "gpu_name"), catalog);
     if (!g) return std::nullopt;
     if (r.bench == "hbm" && g->hbm_bytes_per_s > 0)
         return Expectation{
@@ -193,8 +209,8 @@ std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog
                         g->hbm_bytes_per_s / 1e12, g->source)};
     if (r.bench == "gemm" || r.bench == "burn") {
         // gemm: only the best-shape summary has an expectation; single shapes are information.
-        const std::string dtype = r.bench == "burn" ? "bf16" : r.params.value("dtype", "");
-        if (r.bench == "gemm" && r.params.value("summary", "") != "best") return std::nullopt;
+        const std::string dtype = r.bench == "burn" ? "bf16" : text(r.params, "dtype");
+        if (r.bench == "gemm" && text(r.params, "summary") != "best") return std::nullopt;
         plan::Precision p;
         if (dtype == "bf16")
             p = plan::Precision::kBf16;
@@ -220,9 +236,10 @@ std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog
 }  // namespace
 
 const CpuMemoryPlatform* cpu_memory_platform(const nlohmann::json& cpu) {
-    const std::string vendor = cpu.value("vendor", "");
-    const int family = cpu.value("family", -1), model = cpu.value("model", -1);
-    const std::string name = cpu.value("model_name", "");
+    const std::string vendor = text(cpu, "vendor");
+    const int family = static_cast<int>(number(cpu, "family", -1));
+    const int model = static_cast<int>(number(cpu, "model", -1));
+    const std::string name = text(cpu, "model_name");
     for (const auto& f : kX86Families)
         if (vendor == f.vendor && family == f.family && model >= f.model_lo &&
             model <= f.model_hi && name.find(f.name_contains) != std::string::npos)

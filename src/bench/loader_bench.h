@@ -1,4 +1,4 @@
-// `trainrig bench loader`: how fast the window loader delivers batches from memory-mapped
+// `trainrig bench run loader`: how fast the window loader delivers batches from memory-mapped
 // shards (shuffled windows of T + 1 tokens, widened to uint32), after one untimed pass that
 // brings the files into the page cache.
 #pragma once

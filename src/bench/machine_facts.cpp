@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <set>
 #include <string>
 
 #include "bench/host_topology.h"
@@ -58,6 +59,10 @@ nlohmann::json collect_machine_facts() {
     if (auto topo = HostTopology::load(); topo) {
         m["cores"] = topo->cores().size();
         m["numa_nodes"] = topo->numa_nodes().size();
+        std::set<int> with_cores;
+        for (const auto& c : topo->cores())
+            if (c.numa_node >= 0) with_cores.insert(c.numa_node);
+        m["numa_nodes_with_cores"] = with_cores.size();
         m["packages"] = topo->packages();
     }
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);

@@ -95,8 +95,13 @@ Result<IoSample> run_uring(const ScratchFile& f, const IoPattern& p,
     Status failed;
     bool stop = false;
     while (in_flight > 0) {
-        if (const int rc = io_uring_submit_and_wait(&ring, 1); rc < 0 && rc != -EINTR)
+        if (const int rc = io_uring_submit_and_wait(&ring, 1); rc < 0 && rc != -EINTR) {
+            // Reads may still be in flight into the buffers, and the ring's teardown does not
+            // wait for them: leave the buffers allocated rather than let the kernel write into
+            // freed memory (this only happens when the ring itself fails).
+            (void)buffers.release();
             return Status{Errc::kIo, fmt::format("io_uring failed: {}", std::strerror(-rc))};
+        }
         io_uring_cqe* cqe = nullptr;
         unsigned head = 0, seen = 0;
         io_uring_for_each_cqe(&ring, head, cqe) {

@@ -1,4 +1,4 @@
-// `trainrig bench tokenizer`: encode throughput of a tokenizer on a text corpus, single-thread
+// `trainrig bench run tokenizer`: encode throughput of a tokenizer on a text corpus, single-thread
 // and with N threads (each encoding the whole corpus). Every timed run uses fresh encoders (empty
 // piece caches), as a real `data tokenize` run starts; one untimed warm-up run loads the corpus
 // into memory and caches.

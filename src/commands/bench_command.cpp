@@ -158,7 +158,12 @@ public:
             const Status s = b->run(ctx, result.records);
             if (ctx.cancelled()) return print_error("bench", bench::interrupted_status());
             ran_gpu |= needs_gpu(b->id());
-            if (!s.ok()) result.errors.push_back({b->id(), s.message()});
+            if (!s.ok()) {
+                result.errors.push_back({b->id(), s.message()});
+                // The table shows errors; JSON or a file does not reach the person running it.
+                if (json_ || output_.output)
+                    std::fprintf(stderr, "trainrig bench: %s: %s.\n", b->id(), s.message().c_str());
+            }
         }
         if (ran_gpu) result.machine["gpus"] = bench::gpu_devices();
         bench::apply_expectations(result.records, result.machine, plan::builtin_hardware());

@@ -98,6 +98,23 @@ inline Result<Event> make_event() {
     return Event(e);
 }
 
+// A stream with the two events that time the work queued on it.
+struct TimedStream {
+    Stream stream;
+    Event start, stop;
+    cudaStream_t get() const { return stream.get(); }
+};
+
+inline Result<TimedStream> make_timed_stream() {
+    auto s = make_stream();
+    if (!s.ok()) return s.status();
+    auto a = make_event();
+    if (!a.ok()) return a.status();
+    auto b = make_event();
+    if (!b.ok()) return b.status();
+    return TimedStream{std::move(s).value(), std::move(a).value(), std::move(b).value()};
+}
+
 // How long a wait for the GPU may take before the work is taken to be hung. No timed operation
 // of the benchmarks comes near it; a hung kernel or a peer that never arrives would otherwise
 // keep the process (and a GPU machine's whole check run) waiting for ever.

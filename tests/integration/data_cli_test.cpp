@@ -1,4 +1,4 @@
-// `trainrig data tokenize|inspect|verify` and `bench tokenizer|loader` as a user runs them:
+// `trainrig data tokenize|inspect|verify` and `bench run tokenizer|loader` as a user runs them:
 // round trips, an independent reader, determinism across workers, compressed inputs, field
 // selection, llm.c shards, GPT-2 folders, the benchmarks. Failures: data_cli_errors_test.cpp.
 #include "data_cli_fixture.h"
@@ -369,7 +369,7 @@ TEST_F(DataCli, Gpt2FolderWritesOnlyIdsOfItsOwnVocabulary) {
               (std::vector<std::string>{"the other thing" + kEod, "你好 😀" + kEod}));
 }
 
-// ---- bench tokenizer / bench loader ------------------------------------------------------------
+// ---- bench run tokenizer / bench run loader -----------------------------------------------------
 
 TEST_F(DataCli, BenchTokenizerReportsEveryUnitPerThreadCount) {
     std::string text;
@@ -379,16 +379,25 @@ TEST_F(DataCli, BenchTokenizerReportsEveryUnitPerThreadCount) {
         text += line + "\n";
     }
     write_file(path("sample.txt"), text);
-    auto r = run_trainrig("bench tokenizer --tokenizer " + tokenizer_ + " --input " +
-                          path("sample.txt") + " --threads 1,2 --repeats 2 --json");
+    auto r = run_trainrig("bench run tokenizer --tokenizer " + tokenizer_ + " --input " +
+                          path("sample.txt") + " --tokenizer-threads 1,2 --repeats 2 --json");
     ASSERT_EQ(r.rc, 0) << r.err;
     const json doc = json::parse(r.out);
     EXPECT_EQ(doc["schema"], "trainrig.bench");
-    ASSERT_EQ(doc["results"].size(), 6u);  // MB/s, tokens/s, documents/s for 1 and 2 threads
-    for (const auto& rec : doc["results"]) {
+    EXPECT_EQ(doc["errors"], json::array());
+    // bytes/s, tokens/s and documents/s, for 1 and then 2 threads.
+    ASSERT_EQ(doc["results"].size(), 6u);
+    const std::vector<std::pair<std::string, std::string>> kinds = {
+        {"bytes", "bytes/s"}, {"tokens", "tokens/s"}, {"documents", "documents/s"}};
+    for (size_t i = 0; i < 6; ++i) {
+        const json& rec = doc["results"][i];
         EXPECT_EQ(rec["bench"], "tokenizer");
+        EXPECT_EQ(rec["name"], kinds[i % 3].first) << rec.dump();
+        EXPECT_EQ(rec["unit"], kinds[i % 3].second) << rec.dump();
+        EXPECT_EQ(rec["params"]["threads"], i < 3 ? 1 : 2) << rec.dump();
         EXPECT_EQ(rec["samples"].size(), 2u);
         EXPECT_GT(rec["median"].get<double>(), 0.0);
+        EXPECT_EQ(rec["status"], "info");  // no hardware figure to expect
         EXPECT_EQ(rec["counted"]["bytes"], text.size());
         EXPECT_EQ(rec["counted"]["documents"], 500);
     }
@@ -397,22 +406,55 @@ TEST_F(DataCli, BenchTokenizerReportsEveryUnitPerThreadCount) {
     EXPECT_EQ(doc["results"][0]["counted"]["tokens"], inspect_json(path("whole"), 0)["tokens"]);
 }
 
+TEST_F(DataCli, BenchTokenizerWithoutItsInputsIsSkipped) {
+    auto r = run_trainrig("bench run tokenizer --tokenizer " + tokenizer_ + " --json");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json doc = json::parse(r.out);
+    ASSERT_EQ(doc["skipped"].size(), 1u);
+    EXPECT_EQ(doc["skipped"][0]["bench"], "tokenizer");
+    EXPECT_NE(doc["skipped"][0]["reason"].get<std::string>().find("--input"), std::string::npos);
+}
+
 TEST_F(DataCli, BenchLoaderMeasuresBatchesOfWindowsPlusOne) {
     std::vector<std::string> texts;
     for (uint64_t i = 0; i < 200; ++i) texts.push_back(sample_text(i));
     tokenize_texts(texts, path("data"));
-    auto r = run_trainrig("bench loader --data " + path("data") +
+    auto r = run_trainrig("bench run loader --shards " + path("data") +
                           " --batch 2 --window 8 --steps 5 --repeats 3 --json");
     ASSERT_EQ(r.rc, 0) << r.err;
     const json doc = json::parse(r.out);
-    ASSERT_EQ(doc["results"].size(), 3u);  // tokens/s, MB/s, batches/s
-    for (const auto& rec : doc["results"]) {
+    ASSERT_EQ(doc["results"].size(), 3u);
+    const std::vector<std::pair<std::string, std::string>> kinds = {
+        {"tokens", "tokens/s"}, {"bytes", "bytes/s"}, {"batches", "batches/s"}};
+    for (size_t i = 0; i < 3; ++i) {
+        const json& rec = doc["results"][i];
+        EXPECT_EQ(rec["bench"], "loader");
+        EXPECT_EQ(rec["name"], kinds[i].first) << rec.dump();
+        EXPECT_EQ(rec["unit"], kinds[i].second) << rec.dump();
         EXPECT_EQ(rec["samples"].size(), 3u);
+        EXPECT_EQ(rec["params"]["batch"], 2);
+        EXPECT_EQ(rec["params"]["window"], 8);
+        EXPECT_EQ(rec["params"]["steps"], 5);
         EXPECT_EQ(rec["counted"]["tokens_per_batch"], 2 * 9);
+        EXPECT_EQ(rec["counted"]["bytes_per_batch"], 2 * 9 * 4);
     }
-    auto small = run_trainrig("bench loader --data " + path("data") + " --batch 100000 --window 8");
+    // Every sample is the same number of batches, so the three rates keep fixed proportions.
+    const double tokens = doc["results"][0]["median"], bytes = doc["results"][1]["median"],
+                 batches = doc["results"][2]["median"];
+    EXPECT_NEAR(bytes, 4 * tokens, 1e-6 * bytes);
+    EXPECT_NEAR(tokens, 18 * batches, 1e-6 * tokens);
+
+    // A batch larger than the corpus: the benchmark cannot run, and the run says so.
+    auto small = run_trainrig("bench run loader --shards " + path("data") +
+                              " --batch 100000 --window 8 --json");
     EXPECT_EQ(small.rc, 2);
-    EXPECT_NE(small.err.find("fewer than one step needs"), std::string::npos) << small.err;
+    const json failed = json::parse(small.out);
+    EXPECT_EQ(failed["exit_code"], 2);
+    ASSERT_EQ(failed["errors"].size(), 1u) << failed.dump(2);
+    EXPECT_EQ(failed["errors"][0]["bench"], "loader");
+    EXPECT_NE(failed["errors"][0]["error"].get<std::string>().find("fewer than one step needs"),
+              std::string::npos)
+        << failed.dump(2);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // gemm: cuBLASLt matrix-multiply throughput per GPU and dtype (bf16, fp16, tf32, fp8 e4m3 from
 // compute capability 8.9) over bench/gemm_sweep.h's shapes, on random data (a tensor core draws
-// less power on zeros and runs faster: KINDS.md saw 788 vs 894 TFLOP/s on H200). For each shape
+// less power on random data than on zeros, and zeros run faster). For each shape
 // the heuristic's candidates are timed and the fastest kept, as cuBLASLt's own autotuning
 // samples do. Each result is checked against an fp64 CPU reference.
 #include <fmt/format.h>

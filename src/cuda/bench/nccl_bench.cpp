@@ -1,5 +1,5 @@
 // nccl: all_reduce, all_gather, reduce_scatter, broadcast and alltoall (grouped ncclSend/Recv)
-// over a size sweep, with nccl-tests' method and arithmetic (doc/PERFORMANCE.md; FACTS.md §2):
+// over a size sweep, with nccl-tests' method and arithmetic (doc/PERFORMANCE.md):
 // 5 warm-up operations, then samples of back-to-back operations, the slowest rank's time,
 // algbw = S/t and busbw = algbw·factor. Every output is checked against the expected values
 // of bench/collective_math.h, on the GPU.

@@ -51,13 +51,9 @@ Result<GpuRecord> measure_pair(const BenchContext& ctx, const GpuInfo& src, cons
     auto from = device_alloc(bytes);
     if (!from.ok()) return from.status();
     // The stream lives on the source GPU: its copy engine pushes the data (a "write").
-    auto stream_r = make_stream();
-    auto start_r = make_event();
-    auto stop_r = make_event();
-    if (!stream_r.ok()) return stream_r.status();
-    if (!start_r.ok()) return start_r.status();
-    if (!stop_r.ok()) return stop_r.status();
-    const cudaStream_t st = stream_r->get();
+    auto timed = make_timed_stream();
+    if (!timed.ok()) return timed.status();
+    const cudaStream_t st = timed->get();
     const uint32_t seed = 0x5050u + static_cast<uint32_t>(src.index * 64 + dst.index);
     TRAINRIG_TRY(fill_pattern(static_cast<uint32_t*>(from->get()), bytes / 4, seed, st));
     CUDA_TRY(cudaMemcpyPeerAsync(to->get(), dst.index, from->get(), src.index, bytes, st));
@@ -82,12 +78,12 @@ Result<GpuRecord> measure_pair(const BenchContext& ctx, const GpuInfo& src, cons
             break;
         }
         failed = [&]() -> Status {
-            CUDA_TRY(cudaEventRecord(start_r->get(), st));
+            CUDA_TRY(cudaEventRecord(timed->start.get(), st));
             for (int c = 0; c < copies; ++c)
                 CUDA_TRY(
                     cudaMemcpyPeerAsync(to->get(), dst.index, from->get(), src.index, bytes, st));
-            CUDA_TRY(cudaEventRecord(stop_r->get(), st));
-            auto ms = elapsed_ms(start_r->get(), stop_r->get());
+            CUDA_TRY(cudaEventRecord(timed->stop.get(), st));
+            auto ms = elapsed_ms(timed->start.get(), timed->stop.get());
             if (!ms.ok()) return ms.status();
             r.samples.push_back(static_cast<double>(bytes) * copies / (*ms / 1e3));
             return {};

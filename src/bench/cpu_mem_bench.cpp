@@ -13,6 +13,11 @@ namespace {
 constexpr size_t kFloorElements = size_t{32} << 20;      // 256 MiB per array
 constexpr size_t kQuickFloorElements = size_t{8} << 20;  // 64 MiB per array
 
+size_t total_memory_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+}
+
 size_t available_memory_bytes() {
     const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
     return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
@@ -55,12 +60,14 @@ public:
         if (ctx.options.array_bytes > 0) {
             elements = ctx.options.array_bytes / sizeof(double);
             if (avail > 0 && 3 * ctx.options.array_bytes > avail / 2) return too_big(elements);
-        } else if (avail > 0) {
+        } else {
             // Virtual machines can report caches far larger than any real one (hundreds of MB
-            // of L3 per vCPU): the arrays then take at most a quarter of the available memory.
-            const size_t cap = avail / 4 / (3 * sizeof(double));
-            if (cap < floor) return too_big(floor);
-            elements = std::min(elements, cap);
+            // of L3 per vCPU): the arrays then take at most an eighth of the memory. From the
+            // total, not what is free now, so that runs of the same machine measure the same
+            // size and a --baseline matches.
+            const size_t cap = total_memory_bytes() / 8 / (3 * sizeof(double));
+            if (cap > 0) elements = std::min(elements, std::max(cap, floor));
+            if (avail > 0 && 3 * elements * sizeof(double) > avail / 2) return too_big(elements);
         }
         StreamConfig config;
         config.elements = elements;

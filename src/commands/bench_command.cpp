@@ -65,7 +65,7 @@ public:
             ->check(CLI::Range(1, 65536));
         host->add_option("--array-bytes", o_.array_bytes,
                          "cpu-mem: bytes per array, e.g. 2G (default: 4x the last-level cache, at "
-                         "least 256M, at most a quarter of free memory for all three)")
+                         "least 256M, at most an eighth of the memory for all three)")
             ->transform(CLI::AsSizeValue(false));
         host->add_option("--data-dir", o_.data_dir, "storage: a directory on the disk to measure")
             ->check(CLI::ExistingDirectory);

@@ -6,13 +6,14 @@
 
 namespace trainrig::bench {
 
-double BenchRecord::median() const {
-    if (samples.empty()) return 0;
-    std::vector<double> v = samples;
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+double BenchRecord::median() const { return median_of(samples); }
 
 double BenchRecord::min() const {
     return samples.empty() ? 0 : *std::min_element(samples.begin(), samples.end());

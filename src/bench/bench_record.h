@@ -29,4 +29,7 @@ struct BenchRecord {
     double cv() const;  // coefficient of variation (sample stddev / mean)
 };
 
+// Median of a list (0 when empty).
+double median_of(std::vector<double> v);
+
 }  // namespace trainrig::bench

@@ -1,7 +1,6 @@
 #include "bench/cpu_mem_bench.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 
@@ -12,16 +11,6 @@ namespace {
 
 constexpr size_t kFloorElements = size_t{32} << 20;      // 256 MiB per array
 constexpr size_t kQuickFloorElements = size_t{8} << 20;  // 64 MiB per array
-
-size_t total_memory_bytes() {
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
-}
-
-size_t available_memory_bytes() {
-    const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
-}
 
 // `count` cores spread evenly over `cores` (all of them when count is 0 or too large).
 std::vector<unsigned> pick_pus(const std::vector<HostCore>& cores, unsigned count) {

@@ -115,11 +115,4 @@ GemmCheck check_gemm(const GemmReference& ref, const std::vector<float>& got, do
     return out;
 }
 
-double median_of(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 }  // namespace trainrig::bench

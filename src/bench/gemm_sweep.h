@@ -68,7 +68,4 @@ struct GemmCheck {
 };
 GemmCheck check_gemm(const GemmReference& ref, const std::vector<float>& got, double tolerance);
 
-// Median of a list (0 when empty).
-double median_of(std::vector<double> v);
-
 }  // namespace trainrig::bench

@@ -1,12 +1,25 @@
 #include "bench/host_topology.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace trainrig::bench {
+
+namespace {
+
+size_t pages_bytes(int name) {
+    const long pages = ::sysconf(name), page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+}
+
+}  // namespace
+
+size_t total_memory_bytes() { return pages_bytes(_SC_PHYS_PAGES); }
+size_t available_memory_bytes() { return pages_bytes(_SC_AVPHYS_PAGES); }
 
 Result<HostTopology> HostTopology::load() {
     hwloc_topology_t t = nullptr;

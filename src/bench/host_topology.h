@@ -16,6 +16,10 @@ struct HostCore {
     int numa_node = -1;
 };
 
+// Physical memory of the machine, and what is available now (sysconf); 0 when unknown.
+size_t total_memory_bytes();
+size_t available_memory_bytes();
+
 class HostTopology {
 public:
     static Result<HostTopology> load();

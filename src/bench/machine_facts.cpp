@@ -65,9 +65,7 @@ nlohmann::json collect_machine_facts() {
         m["numa_nodes_with_cores"] = with_cores.size();
         m["packages"] = topo->packages();
     }
-    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0)
-        m["memory_bytes"] = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+    if (const size_t bytes = total_memory_bytes(); bytes > 0) m["memory_bytes"] = bytes;
     return m;
 }
 

@@ -24,10 +24,6 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser
     return x ^ (x >> 31);
 }
 
-struct FreeDeleter {
-    void operator()(void* p) const { std::free(p); }
-};
-
 double gib(uint64_t bytes) { return static_cast<double>(bytes) / 1073741824.0; }
 
 Status errno_status(const char* what, const std::string& dir) {
@@ -98,10 +94,8 @@ Result<ScratchFile> ScratchFile::create(const std::string& dir, uint64_t bytes, 
     }
 
     constexpr size_t kChunk = size_t{1} << 20;
-    void* raw = nullptr;
-    if (::posix_memalign(&raw, kIoAlign, kChunk) != 0)
-        return Status{Errc::kIo, "cannot allocate an aligned write buffer"};
-    std::unique_ptr<unsigned char, FreeDeleter> buf(static_cast<unsigned char*>(raw));
+    AlignedBuffer buf = aligned_buffer(kChunk);
+    if (!buf) return Status{Errc::kIo, "cannot allocate an aligned write buffer"};
     const auto start = std::chrono::steady_clock::now();
     for (uint64_t off = 0; off < file.bytes_; off += kChunk) {
         if (cancel && cancel->load()) return interrupted_status();

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "core/status.h"
@@ -13,6 +15,18 @@
 namespace trainrig::bench {
 
 inline constexpr size_t kIoAlign = 4096;  // logical block size O_DIRECT buffers and offsets use
+
+struct FreeDeleter {
+    void operator()(void* p) const { std::free(p); }
+};
+using AlignedBuffer = std::unique_ptr<unsigned char, FreeDeleter>;
+
+// kIoAlign-aligned memory for O_DIRECT transfers; null when it cannot be had.
+inline AlignedBuffer aligned_buffer(size_t bytes) {
+    void* p = nullptr;
+    if (::posix_memalign(&p, kIoAlign, bytes) != 0) return nullptr;
+    return AlignedBuffer(static_cast<unsigned char*>(p));
+}
 
 class ScratchFile {
 public:

@@ -19,17 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct FreeDeleter {
-    void operator()(void* p) const { std::free(p); }
-};
-using AlignedBuffer = std::unique_ptr<unsigned char, FreeDeleter>;
-
-AlignedBuffer aligned_buffer(size_t bytes) {
-    void* p = nullptr;
-    if (::posix_memalign(&p, kIoAlign, bytes) != 0) return nullptr;
-    return AlignedBuffer(static_cast<unsigned char*>(p));
-}
-
 // Where the next read goes. Sequential readers share one cursor; random ones draw block indices.
 class Offsets {
 public:

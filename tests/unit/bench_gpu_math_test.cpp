@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "bench/bench_record.h"
 #include "bench/collective_math.h"
 #include "bench/gemm_sweep.h"
 

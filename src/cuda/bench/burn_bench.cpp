@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "bench/bench_record.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/gemm_check.h"
 #include "cuda/bench/nvml_sampler.h"

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bench/bench_record.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/gemm_check.h"
 #include "cuda/device_memory.h"

@@ -3,7 +3,8 @@
 # (io_uring), O_DIRECT, file size and run time, in alternating runs, each on a file written just
 # before with O_DIRECT. fio submits and reaps in batches, as trainrig's io_uring loop does.
 # Prints and writes JSON with the medians over the pairs and the ratio trainrig / fio for
-# sequential read bandwidth and 4 KiB random-read IOPS.
+# sequential read bandwidth and 4 KiB random-read IOPS, and the median of the per-pair ratios
+# with a 95 % bootstrap interval.
 # Usage: bench/scripts/storage-vs-fio.sh DIR [PAIRS] [OUT.json]   (needs fio: apt-get install fio)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,7 +17,7 @@ seconds=${SECONDS_PER_RUN:-5}
 fiofile=$(mktemp -p "$dir" fio-compare.XXXXXX)
 trap 'rm -f "$fiofile"' EXIT
 python3 - "$bin" "$dir" "$pairs" "$out" "$size" "$seconds" "$fiofile" <<'PY'
-import json, os, statistics, subprocess, sys
+import json, os, random, statistics, subprocess, sys
 binary, d, pairs, out, size, seconds, fiofile = sys.argv[1:8]
 pairs = int(pairs)
 jobs = {"seq-read": ("read", "1M", 8), "random-read": ("randread", "4k", 32)}
@@ -55,12 +56,23 @@ for i in range(pairs):  # who goes first alternates, so neither always meets a w
     for run in ((trainrig, reference) if i % 2 == 0 else (reference, trainrig)):
         run()
 result = {"dir": d, "file_size": size, "seconds": float(seconds), "pairs": pairs, "measurements": {}}
+rng = random.Random(1)
+def interval(ratios):
+    # 95 % percentile bootstrap of the median per-pair ratio: on a host whose speed drifts, the
+    # two runs of a pair meet the most similar conditions, so their ratio is the fairer sample.
+    meds = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
+    return meds[50], meds[1949]
 for name in jobs:
     a, b = statistics.median(ours[name]), statistics.median(theirs[name])
+    per_pair = [x / y for x, y in zip(ours[name], theirs[name])]
+    lo, hi = interval(per_pair)
     unit = "bytes/s" if name == "seq-read" else "IO/s"
     result["measurements"][name] = {"unit": unit, "trainrig": a, "fio": b, "ratio": a / b,
+                                    "pair_ratio_median": statistics.median(per_pair),
+                                    "pair_ratio_95ci": [lo, hi],
                                     "trainrig_runs": ours[name], "fio_runs": theirs[name]}
     shown = (lambda v: f"{v/1e9:7.2f} GB/s") if name == "seq-read" else (lambda v: f"{v/1e3:7.1f} kIO/s")
-    print(f"{name:12} trainrig {shown(a)}   fio {shown(b)}   ratio {a/b:5.3f}")
+    print(f"{name:12} trainrig {shown(a)}   fio {shown(b)}   ratio {a/b:5.3f}   "
+          f"per pair {statistics.median(per_pair):5.3f} [{lo:5.3f}, {hi:5.3f}]")
 json.dump(result, open(out, "w"), indent=2)
 PY

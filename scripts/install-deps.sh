@@ -17,6 +17,8 @@ packages=(
     libutf8proc-dev               # data: NFC normalization (Qwen2 tokenizer.json)
     liburing-dev                  # bench storage: O_DIRECT reads through io_uring
     libopenmpi-dev openmpi-bin    # bench nccl: one process per GPU under mpirun
+    libcpp-httplib-dev            # watch: the /metrics endpoint
+    prometheus                    # watch tests: a real Prometheus scrapes /metrics; promtool
     libgtest-dev libgmock-dev     # unit and integration tests
     libbenchmark-dev              # microbenchmarks
     clang libclang-rt-14-dev      # libFuzzer harnesses

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/text.h"
+
 namespace trainrig::bench {
 namespace {
 
@@ -104,13 +106,6 @@ constexpr double kGemmEfficiency = 0.78;
 // all_reduce reaches its bus bandwidth plateau on messages of hundreds of MB (nccl-tests'
 // large-message rows); smaller sizes are reported without an expectation.
 constexpr double kNcclLargeBytes = 256.0 * (1 << 20);
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
 
 // Members of records and machine facts, read without throwing on a missing member or another
 // type (a plugin record may carry null where a string is usual).
@@ -256,7 +251,7 @@ double pcie_bytes_per_s(double gigatransfers, int lanes) {
 }
 
 const plan::GpuSpec* catalog_gpu(std::string_view gpu_name, const plan::HardwareCatalog& catalog) {
-    const std::string n = lower(gpu_name);
+    const std::string n = to_lower(gpu_name);
     const auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
     // The NVL parts (H100 NVL, H200 NVL) are PCIe cards with other clocks and links: no entry.
     if (has(" nvl")) return nullptr;

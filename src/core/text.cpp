@@ -56,6 +56,13 @@ bool contains_icase(std::string_view s, std::string_view needle) {
     return it != s.end() || needle.empty();
 }
 
+std::string to_lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
 template <class T>
 static std::optional<T> parse_integral(std::string_view s, int base) {
     s = trim(s);

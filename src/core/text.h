@@ -17,6 +17,8 @@ std::vector<std::string_view> split_ws(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool contains(std::string_view s, std::string_view needle);
 bool contains_icase(std::string_view s, std::string_view needle);
+// ASCII letters in lower case; other bytes unchanged.
+std::string to_lower(std::string_view s);
 
 // Whole-string parses: surrounding whitespace allowed, anything else is a failure.
 std::optional<int64_t> parse_i64(std::string_view s);

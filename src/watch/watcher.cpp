@@ -1,0 +1,68 @@
+#include "watch/watcher.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace trainrig::watch {
+
+Watcher::Watcher(const WatchOptions& options) : options_(options) {
+    next_.interval = options.interval;
+    next_.start_time =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    auto sampler = GpuSampler::open(nvml::choose_library(), options.call_deadline);
+    if (sampler) {
+        sampler_ = std::move(sampler).value();
+        next_.gpus = sampler_->gpus();
+        next_.driver_version = sampler_->driver_version();
+    } else {
+        next_.nvml_problem = sampler.status().message();
+        next_.nvml_absent = sampler.status().code() == Errc::kNotFound;
+    }
+    if (options.kernel_log) {
+        const RootFs fs(options.root);
+        auto follower = fs.is_live() ? KmsgFollower::open_live()
+                                     : KmsgFollower::open_file((fs.root() / "dev/kmsg").string());
+        if (follower) {
+            kmsg_.emplace(std::move(follower).value());
+            next_.kmsg_followed = true;
+        } else {
+            next_.kmsg_problem = follower.status().message();
+            if (!follower.status().next_step().empty())
+                next_.kmsg_problem += "; " + follower.status().next_step();
+        }
+    }
+    published_ = std::make_shared<const WatchView>(next_);
+}
+
+std::vector<KernelEvent> Watcher::tick(double now) {
+    std::vector<KernelEvent> events;
+    if (sampler_) {
+        next_.last = sampler_->sample(now);
+        if (next_.last->seconds > options_.interval) ++next_.slow_ticks;
+    } else {
+        next_.last = NodeSample{now, 0, {}};
+    }
+    if (kmsg_) {
+        if (Status s = kmsg_->poll(events); !s.ok())
+            next_.kmsg_problem = s.message();
+        else
+            next_.kmsg_problem.clear();
+        for (const auto& e : events) next_.events.add(e);
+        next_.kmsg_records = kmsg_->records();
+        next_.kmsg_lost = kmsg_->lost();
+        next_.kmsg_malformed = kmsg_->malformed();
+    }
+    ++next_.ticks;
+    auto fresh = std::make_shared<const WatchView>(next_);
+    std::lock_guard lock(mutex_);
+    published_ = std::move(fresh);
+    return events;
+}
+
+std::shared_ptr<const WatchView> Watcher::view() const {
+    std::lock_guard lock(mutex_);
+    return published_;
+}
+
+}  // namespace trainrig::watch

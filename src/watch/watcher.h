@@ -1,0 +1,46 @@
+// The watch loop's state: one tick reads every GPU and the new kernel-log records, and then
+// publishes a fresh WatchView for the readers (the /metrics server, --textfile, --once).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/root_fs.h"
+#include "watch/gpu_sampler.h"
+#include "watch/kernel_events.h"
+#include "watch/watch_view.h"
+
+namespace trainrig::watch {
+
+struct WatchOptions {
+    double interval = 1;       // seconds between ticks
+    double call_deadline = 2;  // seconds an NVML tick may take before a GPU counts as hung
+    std::string root = "/";    // --root: the kernel log is then DIR/dev/kmsg, a file
+    bool kernel_log = true;
+};
+
+class Watcher {
+public:
+    // Never fails: without NVML or the kernel log it watches what it can and says why in the
+    // view (nvml_problem, kmsg_problem).
+    explicit Watcher(const WatchOptions& options);
+
+    // One tick at wall-clock time `now`; returns the kernel events it found.
+    std::vector<KernelEvent> tick(double now);
+
+    std::shared_ptr<const WatchView> view() const;
+    const std::optional<KmsgFollower>& kernel_log() const { return kmsg_; }
+
+private:
+    WatchOptions options_;
+    std::unique_ptr<GpuSampler> sampler_;
+    std::optional<KmsgFollower> kmsg_;
+    WatchView next_;  // the loop's own copy; published by value
+    mutable std::mutex mutex_;
+    std::shared_ptr<const WatchView> published_;
+};
+
+}  // namespace trainrig::watch

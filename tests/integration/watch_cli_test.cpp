@@ -1,0 +1,202 @@
+// `trainrig watch` as users run it: --once on fixture machines, the daemon serving /metrics
+// under bad traffic and stopping cleanly, and a real Prometheus scraping it.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "background_process.h"
+#include "run_binary.h"
+
+namespace trainrig::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string nvml_fixture(const std::string& name) {
+    return std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/nvml/" + name;
+}
+
+TEST(WatchOnce, ArticleBoxShowsTheLostGpuAndItsXid) {
+    auto r = run_trainrig("watch --once --root " + fixture("article-box"),
+                          "TRAINRIG_FAKE_NVML=" + nvml_fixture("article-box.json"));
+    EXPECT_EQ(r.rc, 1) << r.err;  // a GPU is not ok
+    EXPECT_NE(r.out.find("lost"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Xid 79 on 0000:41:00: GPU has fallen off the bus"), std::string::npos)
+        << r.out;
+}
+
+TEST(WatchOnce, JsonDocument) {
+    auto r = run_trainrig("watch --once --json --root " + fixture("article-box"),
+                          "TRAINRIG_FAKE_NVML=" + nvml_fixture("article-box.json"));
+    ASSERT_EQ(r.rc, 1) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["schema"], "trainrig.watch.sample");
+    EXPECT_EQ(doc["schema_version"], 1);
+    ASSERT_EQ(doc["gpus"].size(), 2u);
+    EXPECT_EQ(doc["gpus"][0]["state"], "ok");
+    EXPECT_EQ(doc["gpus"][1]["state"], "lost");
+    EXPECT_GT(doc["gpus"][0]["temperature_celsius"].get<double>(), 0);
+    bool xid79 = false;
+    for (const auto& e : doc["kernel_events"])
+        if (e["kind"] == "xid" && e["xid"] == 79) {
+            xid79 = true;
+            EXPECT_EQ(e["severity"], "fatal");
+            EXPECT_FALSE(e["action"].get<std::string>().empty());
+        }
+    EXPECT_TRUE(xid79) << r.out;
+    EXPECT_TRUE(doc["kernel_log"]["followed"].get<bool>());
+}
+
+TEST(WatchOnce, NoDriverIsNotAFault) {
+    auto r = run_trainrig("watch --once --no-kernel-log",
+                          "TRAINRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.out.find("GPUs: not read"), std::string::npos) << r.out;
+}
+
+TEST(WatchCli, BadOptionsAreOneSentenceAndExit2) {
+    for (const std::string& args :
+         {std::string("watch --listen nonsense"), std::string("watch --json"),
+          std::string("watch --textfile /nonexistent/dir"), std::string("watch --interval 0")}) {
+        auto r = run_trainrig(args, "TRAINRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+        EXPECT_EQ(r.rc, 2) << args << ": " << r.err;
+        EXPECT_FALSE(r.err.empty()) << args;
+    }
+}
+
+class WatchDaemon : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("trainrig-watch-it-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_ / "textfile");
+        port_ = free_loopback_port();
+        ASSERT_GT(port_, 0);
+        daemon_ = std::make_unique<BackgroundProcess>(
+            std::vector<std::string>{TRAINRIG_BINARY, "watch", "--listen",
+                                     "127.0.0.1:" + std::to_string(port_), "--interval", "0.2",
+                                     "--root", fixture("hgx-8xh100"), "--textfile",
+                                     (dir_ / "textfile").string()},
+            std::vector<std::string>{"TRAINRIG_FAKE_NVML=" + nvml_fixture("hgx-8xh100.json")},
+            (dir_ / "out").string(), (dir_ / "err").string());
+        ASSERT_TRUE(daemon_->started());
+        client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+        client_->set_connection_timeout(2);
+        client_->set_read_timeout(5);
+        ASSERT_TRUE(wait_healthy()) << slurp(dir_ / "err");
+    }
+    void TearDown() override {
+        daemon_.reset();
+        fs::remove_all(dir_);
+    }
+    bool wait_healthy() {
+        for (int i = 0; i < 200; ++i) {
+            if (auto res = client_->Get("/healthz"); res && res->status == 200) return true;
+            if (!daemon_->running()) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return false;
+    }
+    std::string metrics() {
+        auto res = client_->Get("/metrics");
+        return res && res->status == 200 ? res->body : "";
+    }
+
+    fs::path dir_;
+    int port_ = 0;
+    std::unique_ptr<BackgroundProcess> daemon_;
+    std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(WatchDaemon, ServesMetricsAndTheTextfileAndStopsCleanly) {
+    auto res = client_->Get("/metrics");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200);
+    EXPECT_EQ(res->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+    for (int gpu = 0; gpu < 8; ++gpu)
+        EXPECT_NE(
+            res->body.find("trainrig_gpu_temperature_celsius{gpu=\"" + std::to_string(gpu) + "\""),
+            std::string::npos);
+    EXPECT_NE(res->body.find("trainrig_watch_up 1\n"), std::string::npos);
+    EXPECT_NE(res->body.find("trainrig_scrape_duration_seconds "), std::string::npos);
+    EXPECT_EQ(daemon_->stop(SIGTERM, 10), 0) << slurp(dir_ / "err");
+    // The textfile is whole, and no temporary file is left beside it.
+    const std::string text = slurp(dir_ / "textfile" / "trainrig.prom");
+    EXPECT_NE(text.find("trainrig_gpu_info{"), std::string::npos);
+    EXPECT_TRUE(text.ends_with("\n"));
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(dir_ / "textfile")) {
+        ++files;
+        EXPECT_EQ(e.path().filename(), "trainrig.prom");
+    }
+    EXPECT_EQ(files, 1);
+}
+
+TEST_F(WatchDaemon, ThousandBadRequestsLeaveItServing) {
+    httplib::Headers huge = {{"X-Filler", std::string(64 * 1024, 'a')}};
+    int answered = 0;
+    for (int i = 0; i < 1000; ++i) {
+        httplib::Result res =
+            i % 4 == 0   ? client_->Get("/metrics", huge)
+            : i % 4 == 1 ? client_->Post("/metrics", std::string(100000, 'x'), "text/plain")
+            : i % 4 == 2 ? client_->Get("/no/such/path?" + std::to_string(i))
+                         : client_->Delete("/healthz");
+        if (res) {
+            ++answered;
+            EXPECT_GE(res->status, 400) << i;
+        }
+    }
+    EXPECT_GT(answered, 0);
+    ASSERT_TRUE(daemon_->running());
+    const std::string m = metrics();
+    EXPECT_NE(m.find("trainrig_watch_up 1\n"), std::string::npos) << m.substr(0, 200);
+    EXPECT_NE(m.find("trainrig_watch_http_requests_total{status=\"error\"}"), std::string::npos);
+}
+
+TEST_F(WatchDaemon, RealPrometheusScrapesIt) {
+    const char* prometheus = "/usr/bin/prometheus";
+    if (!fs::exists(prometheus))
+        GTEST_SKIP() << "prometheus is not installed (scripts/install-deps.sh installs it)";
+    const int web = free_loopback_port();
+    {
+        std::ofstream cfg(dir_ / "prometheus.yml");
+        cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+            << "scrape_configs:\n  - job_name: trainrig\n    static_configs:\n"
+            << "      - targets: ['127.0.0.1:" << port_ << "']\n";
+    }
+    BackgroundProcess prom({prometheus, "--config.file=" + (dir_ / "prometheus.yml").string(),
+                            "--storage.tsdb.path=" + (dir_ / "tsdb").string(),
+                            "--web.listen-address=127.0.0.1:" + std::to_string(web)},
+                           {}, (dir_ / "prom.out").string(), (dir_ / "prom.err").string());
+    ASSERT_TRUE(prom.started());
+    httplib::Client api("127.0.0.1", web);
+    api.set_connection_timeout(2);
+    auto query = [&](const std::string& q) -> std::string {
+        auto res = api.Get("/api/v1/query", httplib::Params{{"query", q}}, httplib::Headers{});
+        if (!res || res->status != 200) return "";
+        const auto j = nlohmann::json::parse(res->body, nullptr, false);
+        if (j.is_discarded() || j["data"]["result"].empty()) return "";
+        return j["data"]["result"][0]["value"][1].get<std::string>();
+    };
+    std::string gpus, up;
+    for (int i = 0; i < 300 && (gpus != "8" || up != "1"); ++i) {  // up to 30 s
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        gpus = query("count(trainrig_gpu_temperature_celsius)");
+        up = query("up{job=\"trainrig\"}");
+        ASSERT_TRUE(prom.running()) << slurp(dir_ / "prom.err");
+    }
+    EXPECT_EQ(gpus, "8") << slurp(dir_ / "prom.err");
+    EXPECT_EQ(up, "1");
+    EXPECT_EQ(query("trainrig_gpu_nvlinks{gpu=\"3\",state=\"up\"}"), "18");
+    // And promtool's linter accepts what it scraped.
+    std::ofstream(dir_ / "scrape.prom") << metrics();
+    const int rc = std::system(("promtool check metrics < " + (dir_ / "scrape.prom").string() +
+                                " > " + (dir_ / "promtool.out").string() + " 2>&1")
+                                   .c_str());
+    EXPECT_EQ(rc, 0) << slurp(dir_ / "promtool.out");
+}
+
+}  // namespace
+}  // namespace trainrig::test

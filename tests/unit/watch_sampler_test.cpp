@@ -1,0 +1,116 @@
+// The NVML sampler against the fake library: values in SI units, a lost GPU, and a hung call
+// that must not hold up the tick.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+
+#include "watch/gpu_sampler.h"
+
+namespace trainrig::watch {
+namespace {
+
+std::string fixture(const std::string& name) {
+    return std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/nvml/" + name;
+}
+
+Result<std::unique_ptr<GpuSampler>> open_fake(const std::string& name, double deadline = 2) {
+    setenv("TRAINRIG_FAKE_NVML", fixture(name).c_str(), 1);
+    nvml::LibraryChoice choice;
+    choice.path = TRAINRIG_FAKE_NVML_LIB;
+    choice.fake = true;
+    return GpuSampler::open(choice, deadline);
+}
+
+TEST(GpuSampler, ReadsEveryGpuInBaseUnits) {
+    auto s = open_fake("hgx-8xh100.json");
+    ASSERT_TRUE(s) << s.status().message();
+    GpuSampler& sampler = *s.value();
+    ASSERT_EQ(sampler.gpus().size(), 8u);
+    EXPECT_EQ(sampler.gpus()[0].name, "NVIDIA H100 80GB HBM3");
+    EXPECT_TRUE(sampler.gpus()[0].uuid.starts_with("GPU-"));
+    EXPECT_FALSE(sampler.gpus()[0].bus_id.empty());
+    EXPECT_FALSE(sampler.driver_version().empty());
+    const NodeSample tick = sampler.sample(1234.5);
+    EXPECT_EQ(tick.time, 1234.5);
+    ASSERT_EQ(tick.gpus.size(), 8u);
+    const GpuSample& g = tick.gpus[0];
+    EXPECT_EQ(g.state, GpuState::kOk) << g.problem;
+    EXPECT_EQ(*g.utilization, 0.0);
+    EXPECT_EQ(*g.temperature_celsius, 36);
+    EXPECT_DOUBLE_EQ(*g.power_watts, 78.617);
+    EXPECT_DOUBLE_EQ(*g.energy_joules, 81292066.943);
+    EXPECT_EQ(*g.sm_clock_hertz, 345e6);
+    EXPECT_EQ(*g.memory_clock_hertz, 2619e6);
+    EXPECT_EQ(*g.memory_used_bytes, 1048576u);
+    EXPECT_EQ(*g.memory_total_bytes, 85520809984u);
+    EXPECT_EQ(*g.clock_event_reasons, 1u);
+    EXPECT_EQ(*g.pcie_replays, 0u);
+    EXPECT_EQ(*g.nvlinks_up, 18u);
+    EXPECT_EQ(*g.nvlinks_down, 0u);
+    EXPECT_EQ(*g.remap_failed, false);
+}
+
+TEST(GpuSampler, WhatAGpuDoesNotReportStaysEmpty) {
+    auto s = open_fake("rtx4090-workstation.json");
+    ASSERT_TRUE(s) << s.status().message();
+    const NodeSample tick = s.value()->sample(1);
+    ASSERT_FALSE(tick.gpus.empty());
+    const GpuSample& g = tick.gpus[0];
+    EXPECT_EQ(g.state, GpuState::kOk) << g.problem;
+    EXPECT_FALSE(g.ecc_corrected);  // GeForce: no ECC
+    EXPECT_FALSE(g.remapped_rows_correctable);
+    EXPECT_FALSE(g.nvlinks_up);
+    EXPECT_TRUE(g.temperature_celsius);
+}
+
+TEST(GpuSampler, LostGpuIsReportedAndTheOthersStillRead) {
+    auto s = open_fake("faults/lost-gpu.json");
+    ASSERT_TRUE(s) << s.status().message();
+    const NodeSample tick = s.value()->sample(1);
+    int lost = 0, ok = 0;
+    for (const auto& g : tick.gpus) {
+        if (g.state == GpuState::kLost) {
+            ++lost;
+            EXPECT_NE(g.problem.find("GPU_IS_LOST"), std::string::npos) << g.problem;
+            EXPECT_FALSE(g.temperature_celsius);
+        } else if (g.state == GpuState::kOk) {
+            ++ok;
+            EXPECT_TRUE(g.temperature_celsius);
+        }
+    }
+    EXPECT_EQ(lost, 1);
+    EXPECT_GE(ok, 1);
+}
+
+TEST(GpuSampler, HungCallDoesNotHoldUpTheTick) {
+    // GPU 1's nvmlDeviceGetTemperature sleeps for an hour.
+    auto s = open_fake("faults/hang.json", 0.2);
+    ASSERT_TRUE(s) << s.status().message();
+    for (int tick_no = 0; tick_no < 2; ++tick_no) {
+        const auto start = std::chrono::steady_clock::now();
+        const NodeSample tick = s.value()->sample(1);
+        const double took =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        EXPECT_LT(took, 1.5);
+        ASSERT_GE(tick.gpus.size(), 2u);
+        EXPECT_EQ(tick.gpus[0].state, GpuState::kOk) << tick.gpus[0].problem;
+        EXPECT_EQ(tick.gpus[1].state, GpuState::kHung);
+        EXPECT_NE(tick.gpus[1].problem.find("nvmlDeviceGetTemperature on GPU 1"), std::string::npos)
+            << tick.gpus[1].problem;
+    }
+}
+
+TEST(GpuSampler, NoDriverIsNotFound) {
+    auto s = open_fake("faults/init-fails.json");
+    ASSERT_FALSE(s);
+    unsetenv("TRAINRIG_FAKE_NVML");
+    nvml::LibraryChoice choice;
+    choice.path = "/nonexistent/libnvidia-ml.so.1";
+    auto none = GpuSampler::open(choice, 1);
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.status().code(), Errc::kNotFound);
+}
+
+}  // namespace
+}  // namespace trainrig::watch

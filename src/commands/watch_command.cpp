@@ -3,9 +3,11 @@
 // the result as Prometheus metrics on --listen and, with --textfile, writes it for
 // node_exporter. SIGTERM or SIGINT stops it cleanly. `--once` reads one tick and prints it.
 #include <fmt/format.h>
+#include <signal.h>
 #include <time.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +18,8 @@
 #include "commands/print_error.h"
 #include "core/atomic_file.h"
 #include "core/cancel_signals.h"
+#include "watch/alert_actions.h"
+#include "watch/alert_config.h"
 #include "watch/metrics_render.h"
 #include "watch/metrics_server.h"
 #include "watch/render_once.h"
@@ -55,6 +59,26 @@ void log_event(const WatchView& v, const KernelEvent& e) {
                  e.message.c_str());
 }
 
+// SIGHUP as a request to reload the rules, taken by the loop at its next tick.
+class ReloadSignal {
+public:
+    ReloadSignal() {
+        struct sigaction sa {};
+        sa.sa_handler = [](int) { requested().store(true); };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGHUP, &sa, &old_);
+    }
+    ~ReloadSignal() { sigaction(SIGHUP, &old_, nullptr); }
+    bool take() { return requested().exchange(false); }
+
+private:
+    static std::atomic<bool>& requested() {
+        static std::atomic<bool> flag{false};
+        return flag;
+    }
+    struct sigaction old_ {};
+};
+
 class WatchCommand : public Command {
 public:
     const char* name() const override { return "watch"; }
@@ -85,6 +109,9 @@ public:
                      "Read one tick, print it, and exit (1 when a GPU is not ok or NVML fails)");
         app.add_flag("--json", json_, "With --once: write trainrig.watch.sample JSON");
         app.add_flag("--no-kernel-log", no_kmsg_, "Do not follow the kernel log");
+        app.add_option("--rules", rules_path_,
+                       "Alert rules and actions (TOML, docs/watch.md); SIGHUP reads it again")
+            ->type_name("FILE");
         app.add_option("--root", options_.root,
                        "Read the machine under DIR: the kernel log is DIR/dev/kmsg, a file "
                        "followed as it grows")
@@ -106,10 +133,18 @@ public:
             if (!a) return print_error(name(), a.status());
             address = *a;
         }
-        Watcher watcher(options_);
+        AlertConfig config = default_alert_config();
+        if (!rules_path_.empty()) {
+            auto loaded = load_alert_config(rules_path_);
+            if (!loaded) return print_error(name(), loaded.status());
+            config = std::move(loaded).value();
+        }
+        Watcher watcher(options_, config.rules);
         if (once_) return run_once(watcher);
 
         CancelSignals signals;
+        ReloadSignal reload;
+        AlertDispatcher dispatcher(config.actions);
         const auto view = watcher.view();
         if (!view->nvml_problem.empty())
             std::fprintf(stderr, "trainrig watch: no GPU telemetry: %s\n",
@@ -120,7 +155,12 @@ public:
         std::unique_ptr<MetricsServer> server;
         if (address) {
             auto s = MetricsServer::start(
-                *address, [&watcher] { return render_metrics(*watcher.view(), epoch_now()); },
+                *address,
+                [&watcher, &dispatcher] {
+                    return render_metrics(*watcher.view(), epoch_now()) +
+                           render_notifications(dispatcher.delivered(), dispatcher.failed(),
+                                                dispatcher.dropped());
+                },
                 [&watcher] { return watch_healthy(*watcher.view(), epoch_now()); });
             if (!s) return print_error(name(), s.status());
             server = std::move(s).value();
@@ -131,7 +171,10 @@ public:
         const double begin = monotonic_now();
         double next = begin;
         while (!CancelSignals::flag().load()) {
-            for (const auto& e : watcher.tick(epoch_now())) log_event(*watcher.view(), e);
+            if (reload.take()) reload_rules(watcher, dispatcher);
+            const Watcher::Tick tick = watcher.tick(epoch_now());
+            for (const auto& e : tick.events) log_event(*watcher.view(), e);
+            for (const auto& a : tick.alerts) dispatcher.send(a);
             if (!textfile_dir_.empty()) write_textfile(*watcher.view());
             if (duration_ > 0 && monotonic_now() - begin >= duration_) break;
             next += options_.interval;
@@ -143,8 +186,23 @@ public:
     }
 
 private:
+    // SIGHUP: read the rules file again; a file with a mistake keeps the rules in force.
+    void reload_rules(Watcher& watcher, AlertDispatcher& dispatcher) {
+        if (rules_path_.empty()) return;
+        auto loaded = load_alert_config(rules_path_);
+        if (!loaded) {
+            std::fprintf(stderr, "trainrig watch: rules not reloaded, the old ones stay: %s\n",
+                         loaded.status().message().c_str());
+            return;
+        }
+        for (const auto& a : watcher.replace_rules(loaded->rules, epoch_now())) dispatcher.send(a);
+        dispatcher.replace_actions(loaded->actions);
+        std::fprintf(stderr, "trainrig watch: reloaded %zu rules and %zu actions from %s\n",
+                     loaded->rules.size(), loaded->actions.size(), rules_path_.c_str());
+    }
+
     int run_once(Watcher& watcher) {
-        const auto events = watcher.tick(epoch_now());
+        const auto events = watcher.tick(epoch_now()).events;
         const auto view = watcher.view();
         if (json_)
             std::fputs((view_to_json(*view, events).dump(2) + "\n").c_str(), stdout);
@@ -179,6 +237,7 @@ private:
     bool json_ = false;
     bool no_kmsg_ = false;
     bool textfile_failing_ = false;
+    std::string rules_path_;
 };
 
 }  // namespace

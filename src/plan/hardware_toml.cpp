@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/toml_text.h"
 #include "plan/hardware.h"
 
 namespace trainrig::plan {
@@ -156,13 +157,9 @@ Status read_link(HardwareCatalog& c, const std::string& id, const toml::table& t
 
 Status merge_hardware_toml(HardwareCatalog& catalog, std::string_view text,
                            std::string_view where) {
-    toml::table doc;
-    try {
-        doc = toml::parse(text, where);
-    } catch (const toml::parse_error& e) {
-        return {Errc::kInvalidInput,
-                fmt::format("{} line {}: {}", where, e.source().begin.line, e.description())};
-    }
+    auto parsed = parse_toml(text, where);
+    if (!parsed) return parsed.status();
+    const toml::table doc = std::move(parsed).value();
     HardwareCatalog merged = catalog;
     for (const auto& [key, node] : doc) {
         const auto* section = node.as_table();

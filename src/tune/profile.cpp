@@ -8,17 +8,14 @@
 #include <cstring>
 
 #include "core/text.h"
+#include "core/toml_text.h"
 
 namespace trainrig::tune {
 
 Result<Overrides> parse_overrides(std::string_view text, std::string_view where) {
-    toml::table doc;
-    try {
-        doc = toml::parse(text, where);
-    } catch (const toml::parse_error& e) {
-        return Status{Errc::kInvalidInput,
-                      fmt::format("{} line {}: {}", where, e.source().begin.line, e.description())};
-    }
+    auto parsed = parse_toml(text, where);
+    if (!parsed) return parsed.status();
+    const toml::table doc = std::move(parsed).value();
     Overrides out;
     for (const auto& [section, node] : doc) {
         const std::string name(section.str());

@@ -68,6 +68,7 @@ public:
 
     void gpus();
     void events();
+    void alerts();
     void self(double now);
     std::string str() { return t_.str(); }
 
@@ -178,6 +179,19 @@ void Renderer::events() {
         t_.sample({{"device", key.first}, {"severity", key.second}}, static_cast<double>(n));
 }
 
+void Renderer::alerts() {
+    t_.family("trainrig_alerts_firing", "gauge",
+              "Alerts firing now, 1 each; labels name the rule and where (gpu, pci_bus_id, xid "
+              "are empty when they do not apply).");
+    for (const auto& a : v_.alerts)
+        t_.sample({{"rule", a.rule},
+                   {"severity", severity_name(a.severity)},
+                   {"gpu", a.gpu >= 0 ? std::to_string(a.gpu) : ""},
+                   {"pci_bus_id", a.device},
+                   {"xid", a.xid ? std::to_string(a.xid) : ""}},
+                  1);
+}
+
 void Renderer::self(double now) {
     single("trainrig_watch_up", "gauge",
            "1 when the last tick is recent (within three intervals) and NVML answers or "
@@ -215,8 +229,20 @@ std::string render_metrics(const WatchView& view, double now) {
     Renderer r(view);
     r.gpus();
     r.events();
+    r.alerts();
     r.self(now);
     return r.str();
+}
+
+std::string render_notifications(uint64_t delivered, uint64_t failed, uint64_t dropped) {
+    PrometheusText t;
+    t.family("trainrig_alert_notifications_total", "counter",
+             "Alert deliveries to the rules file's actions, by result (delivered, failed, "
+             "dropped when the queue was full).");
+    t.sample({{"result", "delivered"}}, static_cast<double>(delivered));
+    t.sample({{"result", "failed"}}, static_cast<double>(failed));
+    t.sample({{"result", "dropped"}}, static_cast<double>(dropped));
+    return t.str();
 }
 
 std::string render_scrape_duration(double seconds) {

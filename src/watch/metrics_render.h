@@ -12,6 +12,9 @@ namespace trainrig::watch {
 // `now`: seconds since the epoch, for the watcher's own health (is the last tick recent?).
 std::string render_metrics(const WatchView& view, double now);
 
+// How alert deliveries went (the dispatcher's counters).
+std::string render_notifications(uint64_t delivered, uint64_t failed, uint64_t dropped);
+
 // The line that ends a scrape: how long building it took.
 std::string render_scrape_duration(double seconds);
 

@@ -89,6 +89,8 @@ nlohmann::json view_to_json(const WatchView& v, const std::vector<KernelEvent>& 
     doc["kernel_log"] = std::move(kmsg);
     doc["kernel_events"] = nlohmann::json::array();
     for (const auto& e : events) doc["kernel_events"].push_back(event_json(v, e));
+    doc["alerts"] = nlohmann::json::array();
+    for (const auto& a : v.alerts) doc["alerts"].push_back(nlohmann::json::parse(alert_json(a)));
     return doc;
 }
 
@@ -143,6 +145,9 @@ std::string render_once_table(const WatchView& v, const std::vector<KernelEvent>
                                kernel_event_kind_name(e.kind), where);
         }
     }
+    for (const auto& a : v.alerts)
+        out += fmt::format("ALERT {} [{}]: {}\n  do: {}\n", a.rule, severity_name(a.severity),
+                           a.summary, a.remedy);
     return out;
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "watch/alert_engine.h"
 #include "watch/gpu_sample.h"
 #include "watch/kernel_events.h"
 
@@ -37,6 +38,7 @@ struct WatchView {
     bool kmsg_followed = false;
     std::string kmsg_problem;  // why the kernel log is not followed, or its last read error
     uint64_t kmsg_records = 0, kmsg_lost = 0, kmsg_malformed = 0;
+    std::vector<Alert> alerts;  // firing now
 };
 
 // The watcher is healthy: its last tick is recent and NVML answers (or there is no driver).

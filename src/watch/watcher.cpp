@@ -6,7 +6,8 @@
 
 namespace trainrig::watch {
 
-Watcher::Watcher(const WatchOptions& options) : options_(options) {
+Watcher::Watcher(const WatchOptions& options, std::vector<Rule> rules)
+    : options_(options), engine_(std::move(rules)) {
     next_.interval = options.interval;
     next_.start_time =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -35,8 +36,9 @@ Watcher::Watcher(const WatchOptions& options) : options_(options) {
     published_ = std::make_shared<const WatchView>(next_);
 }
 
-std::vector<KernelEvent> Watcher::tick(double now) {
-    std::vector<KernelEvent> events;
+Watcher::Tick Watcher::tick(double now) {
+    Tick out;
+    std::vector<KernelEvent>& events = out.events;
     if (sampler_) {
         next_.last = sampler_->sample(now);
         if (next_.last->seconds > options_.interval) ++next_.slow_ticks;
@@ -54,10 +56,22 @@ std::vector<KernelEvent> Watcher::tick(double now) {
         next_.kmsg_malformed = kmsg_->malformed();
     }
     ++next_.ticks;
+    out.alerts = engine_.evaluate(*next_.last, next_.gpus, events);
+    publish();
+    return out;
+}
+
+std::vector<Alert> Watcher::replace_rules(std::vector<Rule> rules, double now) {
+    auto resolved = engine_.replace_rules(std::move(rules), now);
+    publish();
+    return resolved;
+}
+
+void Watcher::publish() {
+    next_.alerts = engine_.firing();
     auto fresh = std::make_shared<const WatchView>(next_);
     std::lock_guard lock(mutex_);
     published_ = std::move(fresh);
-    return events;
 }
 
 std::shared_ptr<const WatchView> Watcher::view() const {

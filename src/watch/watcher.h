@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/root_fs.h"
+#include "watch/alert_engine.h"
 #include "watch/gpu_sampler.h"
 #include "watch/kernel_events.h"
 #include "watch/watch_view.h"
@@ -26,10 +27,16 @@ class Watcher {
 public:
     // Never fails: without NVML or the kernel log it watches what it can and says why in the
     // view (nvml_problem, kmsg_problem).
-    explicit Watcher(const WatchOptions& options);
+    Watcher(const WatchOptions& options, std::vector<Rule> rules);
 
-    // One tick at wall-clock time `now`; returns the kernel events it found.
-    std::vector<KernelEvent> tick(double now);
+    struct Tick {
+        std::vector<KernelEvent> events;  // found in the kernel log since the last tick
+        std::vector<Alert> alerts;        // fired or resolved at this tick
+    };
+    // One tick at wall-clock time `now`: read, judge, publish.
+    Tick tick(double now);
+    // New rules (SIGHUP); returns the alerts this resolves.
+    std::vector<Alert> replace_rules(std::vector<Rule> rules, double now);
 
     std::shared_ptr<const WatchView> view() const;
     const std::optional<KmsgFollower>& kernel_log() const { return kmsg_; }
@@ -38,6 +45,9 @@ private:
     WatchOptions options_;
     std::unique_ptr<GpuSampler> sampler_;
     std::optional<KmsgFollower> kmsg_;
+    AlertEngine engine_;
+    void publish();
+
     WatchView next_;  // the loop's own copy; published by value
     mutable std::mutex mutex_;
     std::shared_ptr<const WatchView> published_;

@@ -65,6 +65,65 @@ TEST(WatchCli, BadOptionsAreOneSentenceAndExit2) {
     }
 }
 
+TEST(WatchCli, BadRulesFileNamesTheLine) {
+    const fs::path rules =
+        fs::temp_directory_path() / ("trainrig-bad-rules-" + std::to_string(::getpid()) + ".toml");
+    std::ofstream(rules) << "[[rule]]\nname = \"gpu-temperature\"\nabove = \"hot\"\n";
+    auto r = run_trainrig("watch --no-listen --rules " + rules.string(),
+                          "TRAINRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+    fs::remove(rules);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("line 3: \"above\" must be a number"), std::string::npos) << r.err;
+}
+
+std::string wait_for_text(const fs::path& file, const std::string& needle, double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    std::string text;
+    while (std::chrono::steady_clock::now() < until) {
+        text = slurp(file);
+        if (text.find(needle) != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return text;
+}
+
+TEST(WatchAlerts, FireIntoTheLogFollowNewXidsAndReloadOnSighup) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("trainrig-watch-alerts-" + std::to_string(::getpid()));
+    fs::create_directories(dir / "root" / "dev");
+    fs::copy_file(fixture("article-box") + "/dev/kmsg", dir / "root" / "dev" / "kmsg");
+    const fs::path log = dir / "alerts.jsonl";
+    const fs::path rules = dir / "rules.toml";
+    std::ofstream(rules) << "[[action]]\nkind = \"log\"\npath = \"" << log.string() << "\"\n";
+    BackgroundProcess daemon({TRAINRIG_BINARY, "watch", "--no-listen", "--interval", "0.1",
+                              "--root", (dir / "root").string(), "--rules", rules.string()},
+                             {"TRAINRIG_FAKE_NVML=" + nvml_fixture("article-box.json")},
+                             (dir / "out").string(), (dir / "err").string());
+    ASSERT_TRUE(daemon.started());
+    // The lost GPU and the Xid 79 already in the log.
+    std::string text = wait_for_text(log, "\"xid\":79", 10);
+    EXPECT_NE(text.find("\"rule\":\"gpu-lost\""), std::string::npos) << text;
+    EXPECT_NE(text.find("\"rule\":\"xid-fatal\""), std::string::npos) << text;
+    // A new Xid written to the log while watch runs.
+    std::ofstream(dir / "root" / "dev" / "kmsg", std::ios::app)
+        << "4,900,183600000000,-;NVRM: Xid (PCI:0000:41:00): 13, pid=77, Graphics Exception\n";
+    text = wait_for_text(log, "\"xid\":13", 10);
+    EXPECT_NE(text.find("\"xid\":13"), std::string::npos) << text;
+    // A broken rules file on SIGHUP keeps the old rules; a sound one is taken.
+    std::ofstream(rules) << "[[rule]]\nname = 1\n";
+    ::kill(daemon.pid(), SIGHUP);
+    EXPECT_NE(wait_for_text(dir / "err", "rules not reloaded", 10).find("rules not reloaded"),
+              std::string::npos);
+    std::ofstream(rules) << "[[rule]]\nname = \"gpu-lost\"\nenabled = false\n[[action]]\nkind = "
+                            "\"log\"\npath = \""
+                         << log.string() << "\"\n";
+    ::kill(daemon.pid(), SIGHUP);
+    text = wait_for_text(log, "resolved because its rule changed", 10);
+    EXPECT_NE(text.find("\"state\":\"resolved\""), std::string::npos) << text;
+    EXPECT_EQ(daemon.stop(SIGTERM, 10), 0) << slurp(dir / "err");
+    fs::remove_all(dir);
+}
+
 class WatchDaemon : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -121,6 +180,8 @@ TEST_F(WatchDaemon, ServesMetricsAndTheTextfileAndStopsCleanly) {
             std::string::npos);
     EXPECT_NE(res->body.find("trainrig_watch_up 1\n"), std::string::npos);
     EXPECT_NE(res->body.find("trainrig_scrape_duration_seconds "), std::string::npos);
+    EXPECT_NE(res->body.find("trainrig_alert_notifications_total{result=\"delivered\"}"),
+              std::string::npos);
     EXPECT_EQ(daemon_->stop(SIGTERM, 10), 0) << slurp(dir_ / "err");
     // The textfile is whole, and no temporary file is left beside it.
     const std::string text = slurp(dir_ / "textfile" / "trainrig.prom");

@@ -1,0 +1,121 @@
+// The rules watch starts with. Each encodes a known failure of a training machine; the source is
+// in the comment. A rules file can change or switch off any of them by name (docs/watch.md).
+#include "watch/alert_rule.h"
+
+namespace trainrig::watch {
+namespace {
+
+Rule judge(const char* name, RuleKind kind, Severity sev, Field f, double limit,
+           const char* remedy) {
+    Rule r;
+    r.name = name;
+    r.kind = kind;
+    r.severity = sev;
+    r.field = f;
+    r.limit = limit;
+    r.remedy = remedy;
+    return r;
+}
+
+Rule threshold(const char* name, Severity sev, Field f, double limit, double for_s,
+               const char* remedy) {
+    Rule r = judge(name, RuleKind::kThreshold, sev, f, limit, remedy);
+    r.for_seconds = for_s;
+    return r;
+}
+
+// `window` for rate and stability rules, `for` for skew; `busy` judges only under load.
+Rule over_time(const char* name, RuleKind kind, Severity sev, Field f, double limit, double seconds,
+               std::optional<double> busy, const char* remedy) {
+    Rule r = judge(name, kind, sev, f, limit, remedy);
+    (kind == RuleKind::kSkew ? r.for_seconds : r.window_seconds) = seconds;
+    r.busy_above = busy;
+    return r;
+}
+
+Rule event(const char* name, Severity sev, EventKind e, const char* xids, double hold_s,
+           const char* remedy) {
+    Rule r = judge(name, RuleKind::kEvent, sev, Field::kTemperature, 0, remedy);
+    r.event = e;
+    r.xids = xids;
+    r.hold_seconds = hold_s;
+    return r;
+}
+
+}  // namespace
+
+std::vector<Rule> default_rules() {
+    std::vector<Rule> rules;
+    // The source article (§5.2): a script that mailed above 80 °C, sampled every 5 s, caught a
+    // failed air conditioner two hours before the GPUs throttled. 30 s rides out brief peaks.
+    rules.push_back(threshold(
+        "gpu-temperature", Severity::kWarning, Field::kTemperature, 80, 30,
+        "check the cooling now: fans, inlet air temperature, the room's air conditioning; "
+        "`trainrig doctor` (gpu.temperature) shows how far the GPU is from its slowdown point"));
+    // nvmlClocksEventReasons: SW/HW thermal slowdown cut clocks to protect the GPU (NVML API
+    // Reference); DCGM's health watch treats thermal violations as failures.
+    rules.push_back(threshold("gpu-thermal-slowdown", Severity::kCritical, Field::kThermalSlowdown,
+                              0.5, 10,
+                              "the GPU is cutting its clocks to cool down: fix the cooling before "
+                              "trusting any throughput number from this machine"));
+    // HW slowdown (0x8) and power brake (0x80): an external signal or the PSU pulled clocks down.
+    rules.push_back(threshold("gpu-hw-slowdown", Severity::kCritical, Field::kHwSlowdown, 0.5, 10,
+                              "check the power supplies and their cabling (power brake) and the "
+                              "chassis' thermal sensors (HW slowdown)"));
+    // Lost and hung GPUs: the article's "GPU has fallen off the bus" (§3.1), found only in the
+    // kernel log by people who did not watch.
+    rules.push_back(event("gpu-lost", Severity::kCritical, EventKind::kGpuLost, "any", 0,
+                          "the GPU fell off the bus: drain the node; power-cycle it, reseat the "
+                          "GPU and its power cables, check the riser and the PSU; look for PCIe "
+                          "AER errors and temperatures just before"));
+    rules.push_back(event("gpu-hung", Severity::kCritical, EventKind::kGpuHung, "any", 0,
+                          "an NVML call on this GPU does not return: the driver is stuck; look "
+                          "for an Xid in the kernel log, then reset the GPU or reboot"));
+    // Xid catalog (docs.nvidia.com/deploy/xid-errors) and DCGM's always-fatal set; the action
+    // comes from the catalog entry of each code.
+    rules.push_back(event("xid-fatal", Severity::kCritical, EventKind::kXid, "fatal", 3600, ""));
+    rules.push_back(event("xid", Severity::kWarning, EventKind::kXid, "nonfatal", 600, ""));
+    rules.push_back(event("fallen-off-bus", Severity::kCritical, EventKind::kFallenOffBus, "any",
+                          3600,
+                          "power-cycle the node; reseat the GPU and its power cables, check the "
+                          "riser/slot and PSU"));
+    rules.push_back(event("pcie-aer-uncorrected", Severity::kCritical, EventKind::kAerUncorrected,
+                          "any", 3600,
+                          "an uncorrectable PCIe error: reseat the card and riser, check the "
+                          "slot's link (`trainrig doctor`, pci.gpu-link); if it repeats, move the "
+                          "card to find whether slot or card is at fault"));
+    // DCGM health watch: replays allowed per lane per minute at a 1e-12 bit error rate; at Gen5 x16
+    // that is 1.92 x 16 = 30.7 per minute (DcgmHealthWatch.cpp, GetExpectedPcieReplayRate).
+    rules.push_back(over_time(
+        "pcie-replays", RuleKind::kRate, Severity::kWarning, Field::kPcieReplays, 30, 60, {},
+        "the link retransmits more than a sound Gen5 x16 link should: reseat the card and riser, "
+        "check the slot's link width and generation"));
+    // DCGM: a volatile double-bit (uncorrectable) ECC error means isolate the GPU.
+    rules.push_back(over_time("ecc-uncorrected", RuleKind::kRate, Severity::kCritical,
+                              Field::kEccUncorrected, 0, 3600, {},
+                              "uncorrectable memory errors: stop jobs on this GPU, reset it to "
+                              "remap the rows; if they come back, RMA"));
+    // Row remapping (Ampere and later): pending = needs a reset (Xid 63), failed = no spare row
+    // left (Xid 64).
+    rules.push_back(threshold("row-remap-pending", Severity::kWarning, Field::kRemapPending, 0.5, 0,
+                              "reset the GPU when it is idle to apply the row remap"));
+    rules.push_back(threshold("row-remap-failed", Severity::kCritical, Field::kRemapFailed, 0.5, 0,
+                              "the GPU has run out of spare memory rows: RMA"));
+    // The article's out-of-step utilisation curves (§4.2): one GPU lagging the others while the
+    // job runs, which was lost NUMA binding there; also a slow rank's data loading or throttling.
+    rules.push_back(over_time("utilization-skew", RuleKind::kSkew, Severity::kWarning,
+                              Field::kUtilization, 0.20, 60, 0.5,
+                              "one GPU is out of step with the others: check its rank's CPU/NUMA "
+                              "binding (`trainrig launch`), its data loading, and its clocks "
+                              "(thermal or power limits)"));
+    // Thermal stability: the article (§5.2) judged cooling by the temperature's spread over 72 h
+    // (±0.8 °C on a good machine). Under steady load a spread above 3 °C within 10 minutes means
+    // the cooling is hunting or failing; the threshold is ours.
+    rules.push_back(over_time("temperature-stability", RuleKind::kStability, Severity::kWarning,
+                              Field::kTemperature, 3, 600, 0.5,
+                              "the temperature swings under steady load: check fan control, "
+                              "airflow and the room's cooling cycle"));
+    return rules;
+}
+
+}  // namespace trainrig::watch

@@ -1,0 +1,82 @@
+// Evaluates alert rules tick by tick. Time is the tick's own (NodeSample::time), never the
+// clock, so a test that feeds ticks one simulated second apart gets exact timing without
+// sleeping. Each alert is keyed by rule and GPU (and Xid code, or PCI device, for kernel
+// events); while it fires, repeats are folded into it (count), and it is reported once when it
+// fires and once when it resolves.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "watch/alert_rule.h"
+#include "watch/kernel_events.h"
+
+namespace trainrig::watch {
+
+struct Alert {
+    std::string rule;
+    Severity severity = Severity::kWarning;
+    bool firing = true;  // false: this is its resolution
+    int gpu = -1;        // -1: not a GPU of this node (an AER on a switch port)
+    std::string uuid;
+    std::string device;  // the PCI address, for kernel events
+    int xid = 0;
+    double since = 0;  // when the condition began (Unix time)
+    double at = 0;     // when it fired or resolved
+    std::optional<double> value;
+    uint64_t count = 1;   // events folded into it
+    std::string summary;  // what, where, since when
+    std::string remedy;   // what to do
+};
+
+class AlertEngine {
+public:
+    explicit AlertEngine(std::vector<Rule> rules) : rules_(std::move(rules)) {}
+
+    // Judges one tick and the kernel events found with it; returns what fired or resolved.
+    std::vector<Alert> evaluate(const NodeSample& tick, const std::vector<GpuIdentity>& gpus,
+                                const std::vector<KernelEvent>& events);
+    // The alerts firing now.
+    std::vector<Alert> firing() const;
+    const std::vector<Rule>& rules() const { return rules_; }
+    // New rules (SIGHUP): alerts of rules that are gone or changed resolve; the rest carry over.
+    std::vector<Alert> replace_rules(std::vector<Rule> rules, double now);
+
+private:
+    struct Track {
+        double since = -1;  // the condition has held since; -1 = it does not hold
+        bool firing = false;
+        double last_event = 0;
+        Alert alert;
+    };
+    struct Series {
+        std::deque<std::pair<double, double>> points;  // (time, value)
+    };
+
+    void condition(const std::string& key, bool holds, double now, double for_seconds, Alert draft,
+                   std::vector<Alert>& out);
+    void threshold(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,
+                   std::vector<Alert>& out);
+    void rate(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,
+              std::vector<Alert>& out);
+    void gpu_state(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,
+                   std::vector<Alert>& out);
+    void kernel(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,
+                const std::vector<KernelEvent>& events, std::vector<Alert>& out);
+    void skew(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,
+              std::vector<Alert>& out);
+    void stability(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,
+                   std::vector<Alert>& out);
+
+    std::vector<Rule> rules_;
+    std::map<std::string, Track> tracks_;
+    std::map<std::string, Series> series_;
+};
+
+// The alert as one JSON object (for log lines, a command's stdin, a webhook's body).
+std::string alert_json(const Alert& a);
+
+}  // namespace trainrig::watch

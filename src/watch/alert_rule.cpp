@@ -1,0 +1,133 @@
+#include "watch/alert_rule.h"
+
+#include "nvml/nvml_api.h"
+
+namespace trainrig::watch {
+namespace {
+
+constexpr FieldInfo kFields[] = {
+    {Field::kUtilization, "utilization", "utilization", "", false},
+    {Field::kMemoryUtilization, "memory_utilization", "memory utilization", "", false},
+    {Field::kMemoryUsedRatio, "memory_used_ratio", "memory in use", "", false},
+    {Field::kTemperature, "temperature_celsius", "temperature", " °C", false},
+    {Field::kPower, "power_watts", "power draw", " W", false},
+    {Field::kPowerRatio, "power_ratio", "power draw / limit", "", false},
+    {Field::kSmClock, "sm_clock_hertz", "SM clock", " Hz", false},
+    {Field::kMemoryClock, "memory_clock_hertz", "memory clock", " Hz", false},
+    {Field::kThermalSlowdown, "thermal_slowdown", "thermal slowdown", "", false},
+    {Field::kHwSlowdown, "hw_slowdown", "hardware slowdown or power brake", "", false},
+    {Field::kPcieReplays, "pcie_replays", "PCIe replays", "", true},
+    {Field::kEccCorrected, "ecc_corrected", "corrected ECC errors", "", true},
+    {Field::kEccUncorrected, "ecc_uncorrected", "uncorrected ECC errors", "", true},
+    {Field::kRemappedRowsUncorrectable, "remapped_rows_uncorrectable",
+     "rows remapped after uncorrectable errors", "", false},
+    {Field::kRemapPending, "remap_pending", "row remap pending", "", false},
+    {Field::kRemapFailed, "remap_failed", "row remap failed", "", false},
+    {Field::kNvlinksDown, "nvlinks_down", "NVLinks down", "", false},
+    {Field::kEnergy, "energy_joules", "energy", " J", true},
+};
+
+template <class T>
+std::optional<double> num(const std::optional<T>& v) {
+    if (!v) return std::nullopt;
+    return static_cast<double>(*v);
+}
+
+}  // namespace
+
+const FieldInfo& field_info(Field f) {
+    for (const auto& i : kFields)
+        if (i.field == f) return i;
+    return kFields[0];
+}
+
+std::optional<Field> field_from_name(const std::string& name) {
+    for (const auto& i : kFields)
+        if (name == i.name) return i.field;
+    return std::nullopt;
+}
+
+std::string field_names() {
+    std::string out;
+    for (const auto& i : kFields) out += (out.empty() ? "" : ", ") + std::string(i.name);
+    return out;
+}
+
+std::optional<double> field_value(const GpuSample& s, Field f) {
+    switch (f) {
+        case Field::kUtilization:
+            return s.utilization;
+        case Field::kMemoryUtilization:
+            return s.memory_utilization;
+        case Field::kMemoryUsedRatio:
+            if (!s.memory_used_bytes || !s.memory_total_bytes || *s.memory_total_bytes == 0)
+                return std::nullopt;
+            return static_cast<double>(*s.memory_used_bytes) /
+                   static_cast<double>(*s.memory_total_bytes);
+        case Field::kTemperature:
+            return s.temperature_celsius;
+        case Field::kPower:
+            return s.power_watts;
+        case Field::kPowerRatio:
+            if (!s.power_watts || !s.power_limit_watts || *s.power_limit_watts <= 0)
+                return std::nullopt;
+            return *s.power_watts / *s.power_limit_watts;
+        case Field::kSmClock:
+            return s.sm_clock_hertz;
+        case Field::kMemoryClock:
+            return s.memory_clock_hertz;
+        case Field::kThermalSlowdown:
+            if (!s.clock_event_reasons) return std::nullopt;
+            return (*s.clock_event_reasons &
+                    (nvml::kClocksEventSwThermalSlowdown | nvml::kClocksEventHwThermalSlowdown))
+                       ? 1.0
+                       : 0.0;
+        case Field::kHwSlowdown:
+            if (!s.clock_event_reasons) return std::nullopt;
+            return (*s.clock_event_reasons &
+                    (nvml::kClocksEventHwSlowdown | nvml::kClocksEventHwPowerBrakeSlowdown))
+                       ? 1.0
+                       : 0.0;
+        case Field::kPcieReplays:
+            return num(s.pcie_replays);
+        case Field::kEccCorrected:
+            return num(s.ecc_corrected);
+        case Field::kEccUncorrected:
+            return num(s.ecc_uncorrected);
+        case Field::kRemappedRowsUncorrectable:
+            return num(s.remapped_rows_uncorrectable);
+        case Field::kRemapPending:
+            return num(s.remap_pending);
+        case Field::kRemapFailed:
+            return num(s.remap_failed);
+        case Field::kNvlinksDown:
+            return num(s.nvlinks_down);
+        case Field::kEnergy:
+            return s.energy_joules;
+    }
+    return std::nullopt;
+}
+
+std::optional<EventKind> event_from_name(const std::string& name) {
+    if (name == "xid") return EventKind::kXid;
+    if (name == "fallen_off_bus") return EventKind::kFallenOffBus;
+    if (name == "aer_uncorrected") return EventKind::kAerUncorrected;
+    if (name == "aer_corrected") return EventKind::kAerCorrected;
+    if (name == "gpu_lost") return EventKind::kGpuLost;
+    if (name == "gpu_hung") return EventKind::kGpuHung;
+    return std::nullopt;
+}
+
+const char* severity_name(Severity s) {
+    switch (s) {
+        case Severity::kInfo:
+            return "info";
+        case Severity::kWarning:
+            return "warning";
+        case Severity::kCritical:
+            return "critical";
+    }
+    return "warning";
+}
+
+}  // namespace trainrig::watch

@@ -1,0 +1,81 @@
+// Alert rules: what `watch` judges at every tick (docs/watch.md, "Alert rules"). A rule is data;
+// the engine (alert_engine.h) evaluates it against ticks and kernel events with the tick's own
+// time, so tests drive it with an injected clock and never sleep.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "watch/gpu_sample.h"
+
+namespace trainrig::watch {
+
+enum class RuleKind {
+    kThreshold,  // a GPU value above/below a limit, continuously for `for_seconds`
+    kRate,       // a counter's increase over `window_seconds` above `limit`
+    kEvent,      // kernel events (Xid, fallen off the bus, AER) and GPU states (lost, hung)
+    kSkew,       // a GPU's value away from the node's median by more than `limit`, for a while
+    kStability,  // a GPU value's standard deviation over `window_seconds` above `limit`
+};
+
+// The GPU values rules can name: the fields of GpuSample, plus values derived from them.
+enum class Field {
+    kUtilization,
+    kMemoryUtilization,
+    kMemoryUsedRatio,  // used / total
+    kTemperature,
+    kPower,
+    kPowerRatio,  // draw / enforced limit
+    kSmClock,
+    kMemoryClock,
+    kThermalSlowdown,  // 1 while a SW or HW thermal slowdown holds clocks down
+    kHwSlowdown,       // 1 while HW slowdown or power brake holds clocks down
+    kPcieReplays,
+    kEccCorrected,
+    kEccUncorrected,
+    kRemappedRowsUncorrectable,
+    kRemapPending,
+    kRemapFailed,
+    kNvlinksDown,
+    kEnergy,
+};
+struct FieldInfo {
+    Field field;
+    const char* name;  // as rules files spell it
+    const char* what;  // as alerts say it
+    const char* unit;  // "" for plain numbers
+    bool counter;
+};
+const FieldInfo& field_info(Field f);
+std::optional<Field> field_from_name(const std::string& name);
+std::optional<double> field_value(const GpuSample& s, Field f);
+std::string field_names();  // "utilization, memory_utilization, ..." for error messages
+
+enum class EventKind { kXid, kFallenOffBus, kAerUncorrected, kAerCorrected, kGpuLost, kGpuHung };
+std::optional<EventKind> event_from_name(const std::string& name);
+
+enum class Severity { kInfo, kWarning, kCritical };
+const char* severity_name(Severity s);
+
+struct Rule {
+    std::string name;
+    RuleKind kind = RuleKind::kThreshold;
+    Severity severity = Severity::kWarning;
+    Field field = Field::kTemperature;
+    bool below = false;      // threshold: fire below `limit` instead of above
+    double limit = 0;        // threshold, rate (per window), skew (deviation), stability (std-dev)
+    double for_seconds = 0;  // threshold, skew
+    double window_seconds = 60;        // rate, stability
+    std::optional<double> busy_above;  // skew, stability: judge only while utilization is above
+    EventKind event = EventKind::kXid;
+    std::string xids = "any";   // "any", "fatal", "nonfatal", or a comma list of codes
+    double hold_seconds = 600;  // event: an event alert resolves this long after its last event
+    std::string remedy;         // what to do; Xid alerts take the catalog's action when empty
+    bool operator==(const Rule&) const = default;
+};
+
+// The rules `watch` starts with, each sourced (alert_defaults.cpp).
+std::vector<Rule> default_rules();
+
+}  // namespace trainrig::watch

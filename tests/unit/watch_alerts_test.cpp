@@ -1,0 +1,352 @@
+// Alert rules over time: every scenario feeds ticks with their own timestamps (an injected clock),
+// so the exact tick an alert fires or resolves is checked, and nothing sleeps.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "watch/alert_config.h"
+#include "watch/alert_engine.h"
+#include "watch/gpu_sampler.h"
+
+namespace trainrig::watch {
+namespace {
+
+std::vector<GpuIdentity> ids(size_t n) {
+    std::vector<GpuIdentity> out;
+    for (size_t i = 0; i < n; ++i)
+        out.push_back({static_cast<unsigned>(i), "GPU-" + std::to_string(i), "H100",
+                       "0000:" + std::to_string(40 + i) + ":00.0"});
+    return out;
+}
+
+NodeSample tick(double t, size_t gpus, double utilization = 0.9, double temperature = 60) {
+    NodeSample n;
+    n.time = t;
+    for (size_t i = 0; i < gpus; ++i) {
+        GpuSample g;
+        g.index = static_cast<unsigned>(i);
+        g.utilization = utilization;
+        g.temperature_celsius = temperature;
+        g.pcie_replays = 0;
+        n.gpus.push_back(g);
+    }
+    return n;
+}
+
+Rule only(const char* name) {
+    for (const auto& r : default_rules())
+        if (r.name == name) return r;
+    ADD_FAILURE() << "no default rule " << name;
+    return {};
+}
+
+// Feeds ticks t = from..to (1 s apart) built by `make`; returns (time, alert) of each change.
+template <class Make>
+std::vector<Alert> run(AlertEngine& e, int from, int to, Make make, size_t gpus = 2,
+                       const std::vector<KernelEvent>& events_at_from = {}) {
+    std::vector<Alert> all;
+    for (int t = from; t <= to; ++t) {
+        const auto out =
+            e.evaluate(make(t), ids(gpus), t == from ? events_at_from : std::vector<KernelEvent>{});
+        all.insert(all.end(), out.begin(), out.end());
+    }
+    return all;
+}
+
+TEST(Alerts, TemperatureRampFiresAfterItsDurationAndResolves) {
+    AlertEngine e({only("gpu-temperature")});  // > 80 °C for 30 s
+    // GPU 1 climbs 1 °C a second from 60 °C: above 80 from t = 21; fires at t = 51.
+    auto ramp = [](int t) {
+        NodeSample n = tick(t, 2);
+        n.gpus[1].temperature_celsius = std::min(60.0 + t, 95.0);
+        if (t >= 100) n.gpus[1].temperature_celsius = 70;  // cooling restored
+        return n;
+    };
+    const auto alerts = run(e, 0, 120, ramp);
+    ASSERT_EQ(alerts.size(), 2u);
+    EXPECT_TRUE(alerts[0].firing);
+    EXPECT_EQ(alerts[0].gpu, 1);
+    EXPECT_EQ(alerts[0].since, 21);
+    EXPECT_EQ(alerts[0].at, 51);
+    EXPECT_EQ(alerts[0].uuid, "GPU-1");
+    EXPECT_NE(alerts[0].summary.find("temperature 95 °C has been above 80 °C for 30 s"),
+              std::string::npos)
+        << alerts[0].summary;
+    EXPECT_FALSE(alerts[0].remedy.empty());
+    EXPECT_FALSE(alerts[1].firing);
+    EXPECT_EQ(alerts[1].at, 100);
+    EXPECT_TRUE(e.firing().empty());
+}
+
+TEST(Alerts, ABriefPeakDoesNotFire) {
+    AlertEngine e({only("gpu-temperature")});
+    auto peak = [](int t) { return tick(t, 1, 0.9, t >= 10 && t < 39 ? 85 : 60); };  // 29 s
+    EXPECT_TRUE(run(e, 0, 100, peak, 1).empty());
+}
+
+TEST(Alerts, LostGpuFiresAtOnceAndResolvesWhenItIsBack) {
+    AlertEngine e({only("gpu-lost"), only("gpu-temperature")});
+    auto lost = [](int t) {
+        NodeSample n = tick(t, 2);
+        if (t >= 10 && t < 20) {
+            n.gpus[0] = GpuSample{};
+            n.gpus[0].index = 0;
+            n.gpus[0].state = GpuState::kLost;
+            n.gpus[0].problem = "nvmlDeviceGetUtilizationRates: GPU is lost (GPU_IS_LOST)";
+        }
+        return n;
+    };
+    const auto alerts = run(e, 0, 30, lost);
+    ASSERT_EQ(alerts.size(), 2u);
+    EXPECT_EQ(alerts[0].rule, "gpu-lost");
+    EXPECT_EQ(alerts[0].at, 10);
+    EXPECT_EQ(alerts[0].severity, Severity::kCritical);
+    EXPECT_NE(alerts[0].summary.find("GPU 0 (GPU-0) is lost"), std::string::npos);
+    EXPECT_FALSE(alerts[1].firing);
+    EXPECT_EQ(alerts[1].at, 20);
+}
+
+KernelEvent xid(const std::string& device, int code) {
+    KernelEvent k;
+    k.kind = KernelEvent::Kind::kXid;
+    k.device = device;
+    k.xid = code;
+    k.message = "NVRM: Xid (PCI:" + device + "): " + std::to_string(code) + ", pid=1";
+    return k;
+}
+
+TEST(Alerts, XidStormIsOneAlertCountingRepeats) {
+    AlertEngine e({only("xid-fatal"), only("xid")});
+    std::vector<Alert> all;
+    for (int t = 0; t < 10; ++t) {
+        std::vector<KernelEvent> storm(10, xid("0000:41:00", 79));
+        if (t == 5) storm.push_back(xid("0000:41:00", 13));
+        auto out = e.evaluate(tick(t, 2), ids(2), storm);
+        all.insert(all.end(), out.begin(), out.end());
+    }
+    ASSERT_EQ(all.size(), 2u);  // Xid 79 once, Xid 13 once
+    EXPECT_EQ(all[0].rule, "xid-fatal");
+    EXPECT_EQ(all[0].xid, 79);
+    EXPECT_EQ(all[0].gpu, 1);  // 0000:41:00 is GPU 1 here
+    EXPECT_NE(all[0].summary.find("GPU has fallen off the bus"), std::string::npos);
+    EXPECT_NE(all[0].remedy.find("power-cycle"), std::string::npos);  // from the Xid catalog
+    EXPECT_EQ(all[1].rule, "xid");
+    EXPECT_EQ(all[1].severity, Severity::kWarning);
+    const auto firing = e.firing();
+    ASSERT_EQ(firing.size(), 2u);
+    for (const auto& a : firing) {
+        if (a.xid == 79) {
+            EXPECT_EQ(a.count, 100u);
+        }
+    }
+    // Resolves once an hour passes without a repeat (xid-fatal holds 3600 s; xid 600 s).
+    const auto quiet = run(e, 10, 9 + 3600, [](int t) { return tick(t, 2); });
+    ASSERT_EQ(quiet.size(), 2u);
+    EXPECT_EQ(quiet[0].rule, "xid");
+    EXPECT_EQ(quiet[0].at, 5 + 600);
+    EXPECT_EQ(quiet[1].rule, "xid-fatal");
+    EXPECT_EQ(quiet[1].at, 9 + 3600);
+    EXPECT_NE(quiet[1].summary.find("(100 in all)"), std::string::npos) << quiet[1].summary;
+}
+
+TEST(Alerts, IdleGpuWhileTheOthersWorkIsSkew) {
+    AlertEngine e({only("utilization-skew")});  // > 20 points off the median for 60 s, busy
+    auto one_idle = [](int t) {
+        NodeSample n = tick(t, 8, 0.95);
+        if (t >= 100) n.gpus[5].utilization = 0.02;
+        return n;
+    };
+    const auto alerts = run(e, 0, 200, one_idle, 8);
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].gpu, 5);
+    EXPECT_EQ(alerts[0].at, 160);
+    EXPECT_NE(alerts[0].summary.find("utilization 2 % while the node's median is 95 %"),
+              std::string::npos)
+        << alerts[0].summary;
+    // The whole node going idle is not skew: the alert resolves.
+    const auto idle = run(
+        e, 201, 210, [](int t) { return tick(t, 8, 0.0); }, 8);
+    ASSERT_EQ(idle.size(), 1u);
+    EXPECT_FALSE(idle[0].firing);
+    EXPECT_EQ(idle[0].at, 201);
+}
+
+TEST(Alerts, AllGpusIdleOrOneGpuIsNeverSkew) {
+    AlertEngine e({only("utilization-skew")});
+    EXPECT_TRUE(run(
+                    e, 0, 200, [](int t) { return tick(t, 8, t % 2 ? 0.3 : 0.1); }, 8)
+                    .empty());
+    AlertEngine single({only("utilization-skew")});
+    EXPECT_TRUE(run(
+                    single, 0, 200, [](int t) { return tick(t, 1, 0.9); }, 1)
+                    .empty());
+}
+
+TEST(Alerts, TemperatureSwingsUnderLoadAreInstability) {
+    AlertEngine e({only("temperature-stability")});  // std-dev > 3 °C over 600 s, busy
+    auto swinging = [](int t) { return tick(t, 1, 0.9, (t / 30) % 2 ? 75 : 65); };
+    const auto alerts = run(e, 0, 700, swinging, 1);
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].at, 540);  // the first tick with 90 % of the window covered
+    EXPECT_GT(*alerts[0].value, 4.9);
+    AlertEngine steady({only("temperature-stability")});
+    EXPECT_TRUE(run(
+                    steady, 0, 700, [](int t) { return tick(t, 1, 0.9, 70 + (t % 2)); }, 1)
+                    .empty());
+    // Idle spells restart the window: swings across start/stop of jobs are not judged.
+    AlertEngine jobs({only("temperature-stability")});
+    auto start_stop = [](int t) {
+        return tick(t, 1, (t / 300) % 2 ? 0.0 : 0.9, (t / 300) % 2 ? 35 : 75);
+    };
+    EXPECT_TRUE(run(jobs, 0, 3000, start_stop, 1).empty());
+}
+
+TEST(Alerts, ReplayRateOverAWindowAndCounterResets) {
+    AlertEngine e({only("pcie-replays")});  // > 30 per 60 s
+    auto replays = [](int t) {
+        NodeSample n = tick(t, 1);
+        n.gpus[0].pcie_replays = t < 100 ? static_cast<uint64_t>(t / 10)           // 6 a minute
+                                         : static_cast<uint64_t>(10 + (t - 100));  // 60 a minute
+        if (t >= 200) n.gpus[0].pcie_replays = 3;  // driver reloaded: counter reset
+        return n;
+    };
+    const auto alerts = run(e, 0, 300, replays, 1);
+    ASSERT_EQ(alerts.size(), 2u);
+    EXPECT_TRUE(alerts[0].firing);
+    // At t = 127 the 60 s window back to t = 67 holds 37 - 6 = 31 replays.
+    EXPECT_EQ(alerts[0].at, 127);
+    EXPECT_FALSE(alerts[1].firing);
+    EXPECT_EQ(alerts[1].at, 200);
+}
+
+TEST(Alerts, ChangedRulesResolveTheirAlerts) {
+    AlertEngine e({only("gpu-lost")});
+    NodeSample n = tick(0, 1);
+    n.gpus[0].state = GpuState::kLost;
+    ASSERT_EQ(e.evaluate(n, ids(1), {}).size(), 1u);
+    EXPECT_TRUE(e.replace_rules({only("gpu-lost")}, 1).empty());  // same rule: carries over
+    EXPECT_EQ(e.firing().size(), 1u);
+    const auto gone = e.replace_rules({only("gpu-temperature")}, 2);
+    ASSERT_EQ(gone.size(), 1u);
+    EXPECT_FALSE(gone[0].firing);
+    EXPECT_TRUE(e.firing().empty());
+}
+
+TEST(Alerts, FakeNvmlThermalFixtureFiresOnTime) {
+    // The fake NVML answers for a GPU at 91 °C with HW thermal slowdown (tests/fixtures/nvml/
+    // faults/thermal.json); ticks are stamped 1 s apart whatever the real clock says.
+    setenv("TRAINRIG_FAKE_NVML",
+           (std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/nvml/faults/thermal.json").c_str(),
+           1);
+    nvml::LibraryChoice choice;
+    choice.path = TRAINRIG_FAKE_NVML_LIB;
+    auto sampler = GpuSampler::open(choice, 2);
+    ASSERT_TRUE(sampler) << sampler.status().message();
+    AlertEngine e({only("gpu-temperature"), only("gpu-thermal-slowdown")});
+    std::vector<Alert> all;
+    for (int t = 1000; t <= 1040; ++t) {
+        auto out = e.evaluate(sampler.value()->sample(t), sampler.value()->gpus(), {});
+        all.insert(all.end(), out.begin(), out.end());
+    }
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0].rule, "gpu-thermal-slowdown");
+    EXPECT_EQ(all[0].at, 1010);
+    EXPECT_EQ(all[0].gpu, 0);
+    EXPECT_EQ(all[1].rule, "gpu-temperature");
+    EXPECT_EQ(all[1].at, 1030);
+    EXPECT_EQ(*all[1].value, 91);
+}
+
+TEST(AlertConfig, OverridesDisablesAndAddsRules) {
+    auto c = parse_alert_config(R"(
+[[rule]]
+name = "gpu-temperature"
+above = 85
+for = "2m"
+
+[[rule]]
+name = "utilization-skew"
+enabled = false
+
+[[rule]]
+name = "memory-full"
+kind = "threshold"
+field = "memory_used_ratio"
+above = 0.98
+for = 30
+severity = "info"
+remedy = "lower the micro-batch"
+
+[[action]]
+kind = "command"
+argv = ["/usr/local/bin/page", "--team", "ml"]
+timeout = "5s"
+
+[[action]]
+kind = "webhook"
+url = "http://127.0.0.1:9000/hook"
+)",
+                                "rules.toml");
+    ASSERT_TRUE(c) << c.status().message();
+    const auto find = [&](const char* n) -> const Rule* {
+        for (const auto& r : c->rules)
+            if (r.name == n) return &r;
+        return nullptr;
+    };
+    ASSERT_TRUE(find("gpu-temperature"));
+    EXPECT_EQ(find("gpu-temperature")->limit, 85);
+    EXPECT_EQ(find("gpu-temperature")->for_seconds, 120);
+    EXPECT_FALSE(find("gpu-temperature")->remedy.empty());  // kept from the default
+    EXPECT_FALSE(find("utilization-skew"));
+    ASSERT_TRUE(find("memory-full"));
+    EXPECT_EQ(find("memory-full")->field, Field::kMemoryUsedRatio);
+    EXPECT_EQ(find("memory-full")->severity, Severity::kInfo);
+    EXPECT_TRUE(find("gpu-lost"));  // the other defaults stay
+    ASSERT_EQ(c->actions.size(), 2u);
+    EXPECT_EQ(c->actions[0].argv.size(), 3u);
+    EXPECT_EQ(c->actions[0].timeout_seconds, 5);
+    EXPECT_EQ(c->actions[1].url, "http://127.0.0.1:9000/hook");
+}
+
+TEST(AlertConfig, DefaultsOffAndXidLists) {
+    auto c = parse_alert_config(
+        "defaults = false\n[[rule]]\nname = \"ecc\"\nkind = \"event\"\nevent = \"xid\"\n"
+        "xid = [48, 94, 95]\nhold = \"1h\"\n",
+        "r.toml");
+    ASSERT_TRUE(c) << c.status().message();
+    ASSERT_EQ(c->rules.size(), 1u);
+    EXPECT_EQ(c->rules[0].xids, "48,94,95");
+    EXPECT_EQ(c->rules[0].hold_seconds, 3600);
+    ASSERT_EQ(c->actions.size(), 1u);  // no [[action]]: JSON lines on stderr
+    EXPECT_EQ(c->actions[0].path, "-");
+}
+
+TEST(AlertConfig, MistakesNameFileLineAndKey) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"[[rule]]\nname = \"x\"\nkind = \"threshold\"\nfield = \"temp\"\nabove = 1\n",
+         "r.toml line 4: \"field\" must be one of utilization"},
+        {"[[rule]]\nname = \"x\"\nkind = \"threshold\"\nfield = \"temperature_celsius\"\n"
+         "above = 1\nfor = \"ten\"\n",
+         "r.toml line 6: \"for\" must be a duration"},
+        {"[[rule]]\nname = \"x\"\nkind = \"threshold\"\nfield = \"temperature_celsius\"\n",
+         "rule \"x\" needs a limit"},
+        {"[[rule]]\nname = \"gpu-lost\"\nsevere = \"critical\"\n",
+         "r.toml line 3: unknown key \"severe\""},
+        {"[[rule]]\nname = \"r\"\nkind = \"rate\"\nfield = \"temperature_celsius\"\nabove = 1\n",
+         "\"field\" must be a counter"},
+        {"[[action]]\nkind = \"webhook\"\nurl = \"https://x\"\n", "\"url\" must be an http://"},
+        {"[[action]]\nkind = \"mail\"\n", "\"kind\" must be log, command or webhook"},
+        {"rule = 1\n", "write \"rule\" as [[rule]] tables"},
+        {"[[rule]\n", "r.toml line 1:"},
+        {"[[rule]]\nname = \"a\"\nkind = \"event\"\n[[rule]]\nname = \"a\"\nkind = \"event\"\n",
+         "a second rule named \"a\""},
+    };
+    for (const auto& [text, want] : cases) {
+        auto c = parse_alert_config(text, "r.toml");
+        ASSERT_FALSE(c) << text;
+        EXPECT_NE(c.status().message().find(want), std::string::npos)
+            << text << "\n got: " << c.status().message();
+    }
+}
+
+}  // namespace
+}  // namespace trainrig::watch

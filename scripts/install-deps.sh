@@ -18,6 +18,7 @@ packages=(
     liburing-dev                  # bench storage: O_DIRECT reads through io_uring
     libopenmpi-dev openmpi-bin    # bench nccl: one process per GPU under mpirun
     libcpp-httplib-dev            # watch: the /metrics endpoint
+    libsqlite3-dev                # watch: the history
     prometheus                    # watch tests: a real Prometheus scrapes /metrics; promtool
     libgtest-dev libgmock-dev     # unit and integration tests
     libbenchmark-dev              # microbenchmarks

@@ -18,11 +18,14 @@
 #include "commands/print_error.h"
 #include "core/atomic_file.h"
 #include "core/cancel_signals.h"
+#include "core/text.h"
 #include "watch/alert_actions.h"
 #include "watch/alert_config.h"
+#include "watch/history.h"
 #include "watch/metrics_render.h"
 #include "watch/metrics_server.h"
 #include "watch/render_once.h"
+#include "watch/watch_report.h"
 #include "watch/watcher.h"
 
 namespace trainrig {
@@ -79,6 +82,67 @@ private:
     struct sigaction old_ {};
 };
 
+// "30d", "72h", "10m", "90s" or a number of seconds.
+std::optional<double> parse_period(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    const char unit = text.back();
+    const double scale = unit == 's'   ? 1
+                         : unit == 'm' ? 60
+                         : unit == 'h' ? 3600
+                         : unit == 'd' ? 86400
+                                       : 0;
+    auto v = parse_double(scale > 0 ? std::string_view(text).substr(0, text.size() - 1) : text);
+    if (!v || *v < 0) return std::nullopt;
+    return *v * (scale > 0 ? scale : 1);
+}
+
+// The --db history as the loop uses it: every tick and alert written, the kernel-log position
+// kept, pruned once a minute. A failed write (disk full) is said once per streak and counted;
+// watching goes on.
+class HistorySink {
+public:
+    explicit HistorySink(History h) : h_(std::move(h)) {}
+
+    void resume(Watcher& w) {
+        if (auto seq = h_.kmsg_position(w.boot_id())) w.resume_kernel_log(*seq);
+    }
+    void write(const Watcher& w, const Watcher::Tick& tick) {
+        const auto view = w.view();
+        Status s = h_.record(*view->last, view->gpus);
+        for (const auto& a : tick.alerts)
+            if (s.ok()) s = h_.record_alert(a);
+        if (auto seq = w.kernel_log_position(); s.ok() && seq && seq != saved_seq_) {
+            s = h_.save_kmsg_position(w.boot_id(), *seq);
+            if (s.ok()) saved_seq_ = seq;
+        }
+        if (s.ok() && view->last->time - last_prune_ >= 60) {
+            s = h_.prune(view->last->time);
+            last_prune_ = view->last->time;
+        }
+        if (!s.ok()) {
+            ++failed_;
+            if (!failing_)
+                std::fprintf(stderr, "trainrig watch: history not written: %s%s%s\n",
+                             s.message().c_str(), s.next_step().empty() ? "" : "; ",
+                             s.next_step().c_str());
+            failing_ = true;
+        } else {
+            ++ok_;
+            if (failing_) std::fprintf(stderr, "trainrig watch: history written again\n");
+            failing_ = false;
+        }
+    }
+    uint64_t ok() const { return ok_; }
+    uint64_t failed() const { return failed_; }
+
+private:
+    History h_;
+    std::optional<uint64_t> saved_seq_;
+    double last_prune_ = 0;
+    bool failing_ = false;
+    std::atomic<uint64_t> ok_{0}, failed_{0};
+};
+
 class WatchCommand : public Command {
 public:
     const char* name() const override { return "watch"; }
@@ -117,10 +181,35 @@ public:
                        "followed as it grows")
             ->envname("TRAINRIG_ROOT")
             ->type_name("DIR");
+        app.add_option("--db", db_,
+                       "Keep every tick and alert in this SQLite file (for `watch report`); the "
+                       "kernel log resumes from it after a restart")
+            ->type_name("FILE");
+        app.add_option("--history-max-age", max_age_, "Drop history older than this (30d, 72h)")
+            ->capture_default_str();
+        app.add_option("--history-max-mb", max_mb_, "Keep the history under this many MiB")
+            ->check(CLI::Range(1.0, 1e7))
+            ->capture_default_str();
+        report_ = app.add_subcommand("report",
+                                     "Summarise a stored run: per-GPU temperature and "
+                                     "utilization spread, skew, throttling, alerts");
+        report_->add_option("--db", db_, "The history watch --db wrote")
+            ->required()
+            ->type_name("FILE");
+        report_->add_option("--since", since_, "How far back (72h, 7d, 90m)")
+            ->capture_default_str();
+        report_->add_flag("--json", json_, "Write trainrig.watch.report JSON");
     }
 
     int run(const GlobalOptions&) override {
+        if (report_->parsed()) return run_report();
         options_.kernel_log = !no_kmsg_;
+        const auto max_age = parse_period(max_age_);
+        if (!max_age || *max_age <= 0)
+            return print_error(name(), {Errc::kInvalidInput,
+                                        fmt::format("--history-max-age {} is not a period such "
+                                                    "as 30d or 72h",
+                                                    max_age_)});
         if (json_ && !once_)
             return print_error(name(), {Errc::kInvalidInput, "--json needs --once"});
         if (!textfile_dir_.empty() && !std::filesystem::is_directory(textfile_dir_))
@@ -142,6 +231,16 @@ public:
         Watcher watcher(options_, config.rules);
         if (once_) return run_once(watcher);
 
+        std::unique_ptr<HistorySink> history;
+        if (!db_.empty()) {
+            HistoryLimits limits;
+            limits.max_age_seconds = *max_age;
+            limits.max_bytes = static_cast<uint64_t>(max_mb_ * 1048576.0);
+            auto h = History::open(db_, limits);
+            if (!h) return print_error(name(), h.status());
+            history = std::make_unique<HistorySink>(std::move(h).value());
+            history->resume(watcher);
+        }
         CancelSignals signals;
         ReloadSignal reload;
         AlertDispatcher dispatcher(config.actions);
@@ -156,10 +255,14 @@ public:
         if (address) {
             auto s = MetricsServer::start(
                 *address,
-                [&watcher, &dispatcher] {
-                    return render_metrics(*watcher.view(), epoch_now()) +
-                           render_notifications(dispatcher.delivered(), dispatcher.failed(),
-                                                dispatcher.dropped());
+                [&watcher, &dispatcher, &history] {
+                    LoopCounters c{dispatcher.delivered(),
+                                   dispatcher.failed(),
+                                   dispatcher.dropped(),
+                                   history ? history->ok() : 0,
+                                   history ? history->failed() : 0,
+                                   history != nullptr};
+                    return render_metrics(*watcher.view(), epoch_now()) + render_loop_counters(c);
                 },
                 [&watcher] { return watch_healthy(*watcher.view(), epoch_now()); });
             if (!s) return print_error(name(), s.status());
@@ -175,6 +278,7 @@ public:
             const Watcher::Tick tick = watcher.tick(epoch_now());
             for (const auto& e : tick.events) log_event(*watcher.view(), e);
             for (const auto& a : tick.alerts) dispatcher.send(a);
+            if (history) history->write(watcher, tick);
             if (!textfile_dir_.empty()) write_textfile(*watcher.view());
             if (duration_ > 0 && monotonic_now() - begin >= duration_) break;
             next += options_.interval;
@@ -186,6 +290,28 @@ public:
     }
 
 private:
+    int run_report() {
+        const auto period = parse_period(since_);
+        if (!period)
+            return print_error(
+                "watch report",
+                {Errc::kInvalidInput,
+                 fmt::format("--since {} is not a period such as 72h or 7d", since_)});
+        if (!std::filesystem::exists(db_))
+            return print_error("watch report",
+                               {Errc::kNotFound, fmt::format("--db {} does not exist", db_)});
+        auto h = History::open_to_read(db_);
+        if (!h) return print_error("watch report", h.status());
+        const double now = epoch_now();
+        auto r = build_report(h.value(), db_, now - *period, now);
+        if (!r) return print_error("watch report", r.status());
+        if (json_)
+            std::fputs((report_json(*r).dump(2) + "\n").c_str(), stdout);
+        else
+            std::fputs(render_report_text(*r).c_str(), stdout);
+        return 0;
+    }
+
     // SIGHUP: read the rules file again; a file with a mistake keeps the rules in force.
     void reload_rules(Watcher& watcher, AlertDispatcher& dispatcher) {
         if (rules_path_.empty()) return;
@@ -238,6 +364,11 @@ private:
     bool no_kmsg_ = false;
     bool textfile_failing_ = false;
     std::string rules_path_;
+    std::string db_;
+    std::string max_age_ = "30d";
+    double max_mb_ = 2048;
+    CLI::App* report_ = nullptr;
+    std::string since_ = "24h";
 };
 
 }  // namespace

@@ -234,14 +234,20 @@ std::string render_metrics(const WatchView& view, double now) {
     return r.str();
 }
 
-std::string render_notifications(uint64_t delivered, uint64_t failed, uint64_t dropped) {
+std::string render_loop_counters(const LoopCounters& c) {
     PrometheusText t;
     t.family("trainrig_alert_notifications_total", "counter",
              "Alert deliveries to the rules file's actions, by result (delivered, failed, "
              "dropped when the queue was full).");
-    t.sample({{"result", "delivered"}}, static_cast<double>(delivered));
-    t.sample({{"result", "failed"}}, static_cast<double>(failed));
-    t.sample({{"result", "dropped"}}, static_cast<double>(dropped));
+    t.sample({{"result", "delivered"}}, static_cast<double>(c.delivered));
+    t.sample({{"result", "failed"}}, static_cast<double>(c.failed));
+    t.sample({{"result", "dropped"}}, static_cast<double>(c.dropped));
+    t.family("trainrig_watch_history_writes_total", "counter",
+             "Ticks written to the --db history, by result (ok, failed: disk full, I/O error).");
+    if (c.history) {
+        t.sample({{"result", "ok"}}, static_cast<double>(c.history_ok));
+        t.sample({{"result", "failed"}}, static_cast<double>(c.history_failed));
+    }
     return t.str();
 }
 

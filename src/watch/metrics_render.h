@@ -12,8 +12,13 @@ namespace trainrig::watch {
 // `now`: seconds since the epoch, for the watcher's own health (is the last tick recent?).
 std::string render_metrics(const WatchView& view, double now);
 
-// How alert deliveries went (the dispatcher's counters).
-std::string render_notifications(uint64_t delivered, uint64_t failed, uint64_t dropped);
+// What the loop counts beside the view: alert deliveries and history writes.
+struct LoopCounters {
+    uint64_t delivered = 0, failed = 0, dropped = 0;
+    uint64_t history_ok = 0, history_failed = 0;
+    bool history = false;  // --db was given
+};
+std::string render_loop_counters(const LoopCounters& c);
 
 // The line that ends a scrape: how long building it took.
 std::string render_scrape_duration(double seconds);

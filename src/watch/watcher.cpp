@@ -20,8 +20,9 @@ Watcher::Watcher(const WatchOptions& options, std::vector<Rule> rules)
         next_.nvml_problem = sampler.status().message();
         next_.nvml_absent = sampler.status().code() == Errc::kNotFound;
     }
+    const RootFs fs(options.root);
+    if (auto id = fs.read_trimmed("/proc/sys/kernel/random/boot_id")) boot_id_ = *id;
     if (options.kernel_log) {
-        const RootFs fs(options.root);
         auto follower = fs.is_live() ? KmsgFollower::open_live()
                                      : KmsgFollower::open_file((fs.root() / "dev/kmsg").string());
         if (follower) {
@@ -72,6 +73,15 @@ void Watcher::publish() {
     auto fresh = std::make_shared<const WatchView>(next_);
     std::lock_guard lock(mutex_);
     published_ = std::move(fresh);
+}
+
+void Watcher::resume_kernel_log(uint64_t seq) {
+    if (kmsg_) kmsg_->resume_after(seq);
+}
+
+std::optional<uint64_t> Watcher::kernel_log_position() const {
+    if (!kmsg_ || !kmsg_->have_seq()) return std::nullopt;
+    return kmsg_->last_seq();
 }
 
 std::shared_ptr<const WatchView> Watcher::view() const {

@@ -39,6 +39,12 @@ public:
     std::vector<Alert> replace_rules(std::vector<Rule> rules, double now);
 
     std::shared_ptr<const WatchView> view() const;
+
+    // The kernel log's position, to resume after a restart within the same boot: records up to
+    // `seq` are then skipped. boot_id() names the boot (the kernel's random boot id).
+    void resume_kernel_log(uint64_t seq);
+    std::optional<uint64_t> kernel_log_position() const;
+    const std::string& boot_id() const { return boot_id_; }
     const std::optional<KmsgFollower>& kernel_log() const { return kmsg_; }
 
 private:
@@ -46,6 +52,7 @@ private:
     std::unique_ptr<GpuSampler> sampler_;
     std::optional<KmsgFollower> kmsg_;
     AlertEngine engine_;
+    std::string boot_id_;
     void publish();
 
     WatchView next_;  // the loop's own copy; published by value

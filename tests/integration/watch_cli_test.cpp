@@ -124,6 +124,40 @@ TEST(WatchAlerts, FireIntoTheLogFollowNewXidsAndReloadOnSighup) {
     fs::remove_all(dir);
 }
 
+TEST(WatchHistory, RestartResumesTheKernelLogAndReportSummarises) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("trainrig-watch-history-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string db = (dir / "w.db").string();
+    const std::string env = "TRAINRIG_FAKE_NVML=" + nvml_fixture("faults/thermal.json");
+    const std::string args = "watch --no-listen --interval 0.1 --duration 1 --db " + db +
+                             " --root " + fixture("article-box");
+    auto first = run_trainrig(args, env);
+    ASSERT_EQ(first.rc, 0) << first.err;
+    EXPECT_NE(first.err.find("\"rule\":\"xid-fatal\""), std::string::npos) << first.err;
+    // Restarted on the same boot: the Xid 79 already read is not reported again.
+    auto second = run_trainrig(args, env);
+    ASSERT_EQ(second.rc, 0) << second.err;
+    EXPECT_EQ(second.err.find("xid-fatal"), std::string::npos) << second.err;
+    auto report = run_trainrig("watch report --json --since 1h --db " + db);
+    ASSERT_EQ(report.rc, 0) << report.err;
+    const auto j = nlohmann::json::parse(report.out);
+    EXPECT_EQ(j["schema"], "trainrig.watch.report");
+    ASSERT_EQ(j["gpus"].size(), 2u);
+    EXPECT_EQ(j["gpus"][0]["temperature_celsius"]["max"], 91);
+    EXPECT_GT(j["gpus"][0]["thermal_slowdown_seconds"].get<double>(), 1.0);
+    EXPECT_GT(j["gpus"][0]["samples"].get<int>(), 10);
+    EXPECT_GE(j["alerts"].size(), 1u);
+    auto text = run_trainrig("watch report --db " + db);
+    EXPECT_EQ(text.rc, 0);
+    EXPECT_NE(text.out.find("91/91/91 C"), std::string::npos) << text.out;
+    auto missing = run_trainrig("watch report --db " + (dir / "absent.db").string());
+    EXPECT_EQ(missing.rc, 2);
+    EXPECT_NE(missing.err.find("absent.db does not exist"), std::string::npos) << missing.err;
+    EXPECT_FALSE(fs::exists(dir / "absent.db"));  // reading creates nothing
+    fs::remove_all(dir);
+}
+
 class WatchDaemon : public ::testing::Test {
 protected:
     void SetUp() override {

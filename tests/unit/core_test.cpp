@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/root_fs.h"
 #include "core/text.h"
+#include "temp_dir_test.h"
 
 namespace trainrig {
 namespace {
@@ -60,18 +61,7 @@ TEST(Text, HumanBytes) {
     EXPECT_EQ(human_bytes(1536ull << 20), "1.5 GiB");
 }
 
-class TempDir : public ::testing::Test {
-protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("trainrig-test-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-    fs::path dir_;
-};
+class TempDir : public test::TempDirTest {};
 
 using AtomicFile = TempDir;
 

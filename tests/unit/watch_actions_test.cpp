@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "temp_dir_test.h"
 #include "watch/alert_actions.h"
 
 namespace trainrig::watch {
@@ -19,13 +20,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Actions : public ::testing::Test {
+class Actions : public test::TempDirTest {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("trainrig-actions-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
+        TempDirTest::SetUp();
         alert_.rule = "gpu-lost";
         alert_.severity = Severity::kCritical;
         alert_.gpu = 3;
@@ -34,14 +32,12 @@ protected:
         alert_.summary = "GPU 3 (GPU-3) is lost: \"quoted\"";
         alert_.remedy = "power-cycle the node";
     }
-    void TearDown() override { fs::remove_all(dir_); }
     std::string slurp(const fs::path& p) {
         std::ifstream in(p);
         std::stringstream ss;
         ss << in.rdbuf();
         return ss.str();
     }
-    fs::path dir_;
     Alert alert_;
 };
 

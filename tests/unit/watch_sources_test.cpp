@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "temp_dir_test.h"
 #include "watch/deadline_worker.h"
 #include "watch/kernel_events.h"
 #include "watch/metrics_server.h"
@@ -14,22 +15,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class KmsgFile : public ::testing::Test {
+class KmsgFile : public test::TempDirTest {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() /
-               ("trainrig-kmsg-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::create_directories(dir_);
+        TempDirTest::SetUp();
         path_ = (dir_ / "kmsg").string();
         std::ofstream(path_).close();
     }
-    void TearDown() override { fs::remove_all(dir_); }
     void append(const std::string& text) {
         std::ofstream f(path_, std::ios::app);
         f << text;
     }
-    fs::path dir_;
     std::string path_;
 };
 

@@ -204,6 +204,7 @@ public:
     int run(const GlobalOptions&) override {
         if (report_->parsed()) return run_report();
         options_.kernel_log = !no_kmsg_;
+        options_.nvml_xid_events = !once_;  // one tick would not wait for them
         const auto max_age = parse_period(max_age_);
         if (!max_age || *max_age <= 0)
             return print_error(name(), {Errc::kInvalidInput,

@@ -125,6 +125,7 @@ Result<std::unique_ptr<GpuSampler>> GpuSampler::open(const LibraryChoice& choice
 }
 
 GpuSampler::~GpuSampler() {
+    xid_events_.reset();  // stop waiting on the event set before NVML shuts down
     for (const auto& w : workers_)
         if (w->busy()) return;  // a call never came back: shutting NVML down under it is unsafe
     DeadlineWorker closer;
@@ -134,6 +135,15 @@ GpuSampler::~GpuSampler() {
         if (lib->fn().shutdown) lib->fn().shutdown();
     });
     closer.wait_until(after(deadline_seconds_));
+}
+
+bool GpuSampler::start_xid_events(std::string& why) {
+    xid_events_ = NvmlXidEvents::start(library_, handles_, gpus_, why);
+    return xid_events_ != nullptr;
+}
+
+std::vector<KernelEvent> GpuSampler::take_xid_events() {
+    return xid_events_ ? xid_events_->take() : std::vector<KernelEvent>{};
 }
 
 NodeSample GpuSampler::sample(double now) {

@@ -12,6 +12,7 @@
 #include "nvml/nvml_library.h"
 #include "watch/deadline_worker.h"
 #include "watch/gpu_sample.h"
+#include "watch/nvml_xid_events.h"
 
 namespace trainrig::watch {
 
@@ -27,6 +28,11 @@ public:
     const std::string& driver_version() const { return driver_version_; }
     const std::string& library() const { return library_->path(); }
 
+    // Starts NVML's Xid event thread (nvml_xid_events.h); false, with `why`, when it cannot.
+    bool start_xid_events(std::string& why);
+    // The Xids NVML reported since the last call (none when the thread is not running).
+    std::vector<KernelEvent> take_xid_events();
+
     // Reads every GPU; returns within the deadline whatever the driver does. `now` is the
     // tick's wall-clock time (seconds since the epoch).
     NodeSample sample(double now);
@@ -41,6 +47,7 @@ private:
     std::vector<nvml::Device> handles_;     // null where NVML gave none
     std::vector<std::string> unreachable_;  // why a GPU has no handle
     std::vector<std::unique_ptr<DeadlineWorker>> workers_;
+    std::unique_ptr<NvmlXidEvents> xid_events_;  // before shutdown in the destructor
 };
 
 }  // namespace trainrig::watch

@@ -212,6 +212,11 @@ void Renderer::self(double now) {
     t_.family("trainrig_watch_tick_duration_seconds", "gauge",
               "How long the last tick took to read every GPU.");
     if (v_.last) t_.sample({}, v_.last->seconds);
+    t_.family("trainrig_watch_xid_source", "gauge",
+              "Where Xid reports come from: 1 for the source in use (kernel_log, nvml_events "
+              "when the kernel log cannot be read, none).");
+    for (const char* src : {"kernel_log", "nvml_events", "none"})
+        t_.sample({{"source", src}}, v_.xid_source == src ? 1 : 0);
     single("trainrig_watch_kmsg_followed", "gauge",
            "1 when the kernel log is followed for Xid and AER events.", v_.kmsg_followed ? 1 : 0);
     single("trainrig_watch_kmsg_records_total", "counter", "Kernel log records read.",

@@ -36,6 +36,9 @@ struct WatchView {
     uint64_t slow_ticks = 0;  // ticks that took longer than the interval
     EventCounts events;
     bool kmsg_followed = false;
+    // Where Xid reports come from: "kernel_log", "nvml_events" (the kernel log cannot be read),
+    // or "none".
+    std::string xid_source = "none";
     std::string kmsg_problem;  // why the kernel log is not followed, or its last read error
     uint64_t kmsg_records = 0, kmsg_lost = 0, kmsg_malformed = 0;
     std::vector<Alert> alerts;  // firing now

@@ -34,6 +34,18 @@ Watcher::Watcher(const WatchOptions& options, std::vector<Rule> rules)
                 next_.kmsg_problem += "; " + follower.status().next_step();
         }
     }
+    // NVML's Xid events stand in for the kernel log only when it cannot be read: with both,
+    // every Xid would be counted twice.
+    if (next_.kmsg_followed) {
+        next_.xid_source = "kernel_log";
+    } else if (sampler_ && options.nvml_xid_events) {
+        std::string why;
+        if (sampler_->start_xid_events(why))
+            next_.xid_source = "nvml_events";
+        else
+            next_.kmsg_problem += (next_.kmsg_problem.empty() ? "" : "; ") +
+                                  std::string("NVML Xid events unavailable too: ") + why;
+    }
     published_ = std::make_shared<const WatchView>(next_);
 }
 
@@ -46,16 +58,17 @@ Watcher::Tick Watcher::tick(double now) {
     } else {
         next_.last = NodeSample{now, 0, {}};
     }
+    if (sampler_) events = sampler_->take_xid_events();
     if (kmsg_) {
         if (Status s = kmsg_->poll(events); !s.ok())
             next_.kmsg_problem = s.message();
         else
             next_.kmsg_problem.clear();
-        for (const auto& e : events) next_.events.add(e);
         next_.kmsg_records = kmsg_->records();
         next_.kmsg_lost = kmsg_->lost();
         next_.kmsg_malformed = kmsg_->malformed();
     }
+    for (const auto& e : events) next_.events.add(e);
     ++next_.ticks;
     out.alerts = engine_.evaluate(*next_.last, next_.gpus, events);
     publish();

@@ -21,6 +21,7 @@ struct WatchOptions {
     double call_deadline = 2;  // seconds an NVML tick may take before a GPU counts as hung
     std::string root = "/";    // --root: the kernel log is then DIR/dev/kmsg, a file
     bool kernel_log = true;
+    bool nvml_xid_events = true;  // NVML's Xid events when the kernel log cannot be read
 };
 
 class Watcher {

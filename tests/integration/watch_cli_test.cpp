@@ -48,6 +48,14 @@ TEST(WatchOnce, JsonDocument) {
     EXPECT_TRUE(doc["kernel_log"]["followed"].get<bool>());
 }
 
+TEST(WatchOnce, NvmlXidEventsStandInWhenTheKernelLogIsNotRead) {
+    auto r = run_trainrig("watch --no-listen --duration 1 --interval 0.1 --no-kernel-log",
+                          "TRAINRIG_FAKE_NVML=" + nvml_fixture("faults/xid-events.json"));
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.err.find("\"xid\":79"), std::string::npos) << r.err;  // an alert, from NVML
+    EXPECT_NE(r.err.find("\"xid\":48"), std::string::npos) << r.err;
+}
+
 TEST(WatchOnce, NoDriverIsNotAFault) {
     auto r = run_trainrig("watch --once --no-kernel-log",
                           "TRAINRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");

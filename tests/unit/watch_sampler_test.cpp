@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include "watch/gpu_sampler.h"
 
@@ -107,6 +108,27 @@ void hung_call_scenario() {
 TEST(GpuSampler, HungCallDoesNotHoldUpTheTick) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(hung_call_scenario(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(GpuSampler, NvmlXidEventsArriveAsKernelEvents) {
+    // The fixture queues Xid 79 on GPU 1 and Xid 48 on GPU 0 for event sets.
+    auto s = open_fake("faults/xid-events.json");
+    ASSERT_TRUE(s) << s.status().message();
+    std::string why;
+    ASSERT_TRUE(s.value()->start_xid_events(why)) << why;
+    std::vector<KernelEvent> got;
+    for (int i = 0; i < 200 && got.size() < 2; ++i) {
+        auto more = s.value()->take_xid_events();
+        got.insert(got.end(), more.begin(), more.end());
+        if (got.size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].kind, KernelEvent::Kind::kXid);
+    EXPECT_EQ(got[0].xid, 79);
+    EXPECT_EQ(got[0].device, s.value()->gpus()[1].bus_id);
+    EXPECT_EQ(got[1].xid, 48);
+    EXPECT_EQ(got[1].device, s.value()->gpus()[0].bus_id);
+    EXPECT_TRUE(s.value()->take_xid_events().empty());  // each once
 }
 
 TEST(GpuSampler, NoDriverIsNotFound) {

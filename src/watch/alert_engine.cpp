@@ -145,7 +145,11 @@ void AlertEngine::rate(const Rule& r, const NodeSample& tick, const std::vector<
         const std::string key = key_of(r, std::to_string(g.index));
         auto& pts = series_[key].points;
         if (!pts.empty() && *v < pts.back().second) pts.clear();  // the counter was reset
-        pts.emplace_back(tick.time, *v);
+        const size_t n = pts.size();
+        if (n >= 2 && pts[n - 1].second == *v && pts[n - 2].second == *v)
+            pts.back().first = tick.time;  // the run goes on: move its end
+        else
+            pts.emplace_back(tick.time, *v);
         while (pts.size() > 1 && pts[1].first <= tick.time - r.window_seconds) pts.pop_front();
         const double increase = *v - pts.front().second;
         Alert a = draft(r, static_cast<int>(g.index), ids);
@@ -246,23 +250,22 @@ void AlertEngine::stability(const Rule& r, const NodeSample& tick,
         const auto v = field_value(g, r.field);
         if (!v) continue;
         const std::string key = key_of(r, std::to_string(g.index));
-        auto& pts = series_[key].points;
+        Series& series = series_[key];
         const bool busy = !r.busy_above || (g.utilization && *g.utilization > *r.busy_above);
         if (!busy)
-            pts.clear();  // judged over time under load only
+            series.clear();  // judged over time under load only
         else
-            pts.emplace_back(tick.time, *v);
-        while (!pts.empty() && pts.front().first < tick.time - r.window_seconds) pts.pop_front();
+            series.push(tick.time, *v);
+        while (!series.points.empty() && series.points.front().first < tick.time - r.window_seconds)
+            series.pop();
+        const auto& pts = series.points;
         double sd = 0;
         const bool full =
             pts.size() >= 3 && tick.time - pts.front().first >= 0.9 * r.window_seconds;
         if (full) {
-            double mean = 0;
-            for (const auto& p : pts) mean += p.second;
-            mean /= static_cast<double>(pts.size());
-            double ss = 0;
-            for (const auto& p : pts) ss += (p.second - mean) * (p.second - mean);
-            sd = std::sqrt(ss / static_cast<double>(pts.size() - 1));
+            const auto n = static_cast<double>(pts.size());
+            const double mean = series.sum / n;
+            sd = std::sqrt(std::max(0.0, (series.sum_squares - n * mean * mean) / (n - 1)));
         }
         Alert a = draft(r, static_cast<int>(g.index), ids);
         a.value = sd;

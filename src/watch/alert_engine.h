@@ -52,8 +52,23 @@ private:
         double last_event = 0;
         Alert alert;
     };
+    // A value over time. Rate rules keep only the ends of each run of equal values (counters
+    // rarely move), so an hour's window costs a few points, not one per tick; stability rules
+    // keep running sums, so each tick costs the same however long the window.
     struct Series {
         std::deque<std::pair<double, double>> points;  // (time, value)
+        double sum = 0, sum_squares = 0;
+        void push(double t, double v) {
+            points.emplace_back(t, v);
+            sum += v;
+            sum_squares += v * v;
+        }
+        void pop() {
+            sum -= points.front().second;
+            sum_squares -= points.front().second * points.front().second;
+            points.pop_front();
+        }
+        void clear() { *this = Series{}; }
     };
 
     void condition(const std::string& key, bool holds, double now, double for_seconds, Alert draft,

@@ -82,20 +82,6 @@ private:
     struct sigaction old_ {};
 };
 
-// "30d", "72h", "10m", "90s" or a number of seconds.
-std::optional<double> parse_period(const std::string& text) {
-    if (text.empty()) return std::nullopt;
-    const char unit = text.back();
-    const double scale = unit == 's'   ? 1
-                         : unit == 'm' ? 60
-                         : unit == 'h' ? 3600
-                         : unit == 'd' ? 86400
-                                       : 0;
-    auto v = parse_double(scale > 0 ? std::string_view(text).substr(0, text.size() - 1) : text);
-    if (!v || *v < 0) return std::nullopt;
-    return *v * (scale > 0 ? scale : 1);
-}
-
 // The --db history as the loop uses it: every tick and alert written, the kernel-log position
 // kept, pruned once a minute. A failed write (disk full) is said once per streak and counted;
 // watching goes on.

@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "core/text.h"
@@ -56,17 +57,10 @@ public:
             out = *v;
             return {};
         }
-        auto s = n->value<std::string>();
-        if (s && s->size() >= 2) {
-            const char unit = s->back();
-            const double scale = unit == 's'   ? 1
-                                 : unit == 'm' ? 60
-                                 : unit == 'h' ? 3600
-                                 : unit == 'd' ? 86400
-                                               : 0;
-            auto v = parse_double(std::string_view(*s).substr(0, s->size() - 1));
-            if (scale > 0 && v && *v >= 0) {
-                out = *v * scale;
+        if (auto s = n->value<std::string>();
+            s && !s->empty() && !std::isdigit(static_cast<unsigned char>(s->back()))) {
+            if (auto v = parse_period(*s)) {
+                out = *v;
                 return {};
             }
         }
@@ -239,6 +233,19 @@ Status read_action(const toml::table& t, std::string_view where, ActionSpec& out
 }
 
 }  // namespace
+
+std::optional<double> parse_period(std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    const char unit = text.back();
+    const double scale = unit == 's'   ? 1
+                         : unit == 'm' ? 60
+                         : unit == 'h' ? 3600
+                         : unit == 'd' ? 86400
+                                       : 0;
+    auto v = parse_double(scale > 0 ? text.substr(0, text.size() - 1) : text);
+    if (!v || *v < 0 || !std::isfinite(*v)) return std::nullopt;
+    return *v * (scale > 0 ? scale : 1);
+}
 
 AlertConfig default_alert_config() {
     AlertConfig c;

@@ -2,7 +2,9 @@
 // off the defaults by name, and the actions that receive every alert.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -24,6 +26,10 @@ struct AlertConfig {
     std::vector<Rule> rules;
     std::vector<ActionSpec> actions;
 };
+
+// A period as rules files and options write it: "30s", "10m", "72h", "7d", or a bare number of
+// seconds. Nothing for anything else or a negative value.
+std::optional<double> parse_period(std::string_view text);
 
 // The defaults alone, with one action: JSON lines on stderr.
 AlertConfig default_alert_config();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace trainrig::watch {
@@ -142,7 +143,10 @@ Result<History> History::open_to_read(const std::string& path) {
 }
 
 History::History(History&& o) noexcept
-    : db_(std::exchange(o.db_, nullptr)), limits_(o.limits_), path_(std::move(o.path_)) {}
+    : db_(std::exchange(o.db_, nullptr)),
+      limits_(o.limits_),
+      path_(std::move(o.path_)),
+      stored_gpus_(std::move(o.stored_gpus_)) {}
 
 History::~History() {
     if (db_) sqlite3_close_v2(db_);
@@ -157,7 +161,13 @@ Status History::record(const NodeSample& tick, const std::vector<GpuIdentity>& g
         (void)exec("ROLLBACK");
         return s;
     }
-    for (const auto& g : gpus) {
+    const bool same = gpus.size() == stored_gpus_.size() &&
+                      std::equal(gpus.begin(), gpus.end(), stored_gpus_.begin(),
+                                 [](const GpuIdentity& a, const GpuIdentity& b) {
+                                     return a.index == b.index && a.uuid == b.uuid &&
+                                            a.name == b.name && a.bus_id == b.bus_id;
+                                 });
+    for (const auto& g : same ? std::vector<GpuIdentity>{} : gpus) {
         id.bind(1, static_cast<int64_t>(g.index));
         id.bind(2, g.uuid);
         id.bind(3, g.name);
@@ -193,6 +203,7 @@ Status History::record(const NodeSample& tick, const std::vector<GpuIdentity>& g
         (void)exec("ROLLBACK");
         return s;
     }
+    stored_gpus_ = gpus;
     return {};
 }
 

@@ -68,6 +68,7 @@ private:
     sqlite3* db_ = nullptr;
     HistoryLimits limits_;
     std::string path_;
+    std::vector<GpuIdentity> stored_gpus_;  // written once per change, not every tick
 };
 
 }  // namespace trainrig::watch

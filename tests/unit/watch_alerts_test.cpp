@@ -307,6 +307,18 @@ url = "http://127.0.0.1:9000/hook"
     EXPECT_EQ(c->actions[1].url, "http://127.0.0.1:9000/hook");
 }
 
+TEST(AlertConfig, Periods) {
+    EXPECT_EQ(parse_period("90s"), 90);
+    EXPECT_EQ(parse_period("10m"), 600);
+    EXPECT_EQ(parse_period("72h"), 72 * 3600);
+    EXPECT_EQ(parse_period("1.5d"), 1.5 * 86400);
+    EXPECT_EQ(parse_period("45"), 45);
+    EXPECT_FALSE(parse_period(""));
+    EXPECT_FALSE(parse_period("ten"));
+    EXPECT_FALSE(parse_period("-5m"));
+    EXPECT_FALSE(parse_period("5w"));
+}
+
 TEST(AlertConfig, DefaultsOffAndXidLists) {
     auto c = parse_alert_config(
         "defaults = false\n[[rule]]\nname = \"ecc\"\nkind = \"event\"\nevent = \"xid\"\n"

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "temp_dir_test.h"
 #include "watch/alert_config.h"
 #include "watch/alert_engine.h"
 #include "watch/gpu_sampler.h"
@@ -254,6 +258,66 @@ TEST(Alerts, FakeNvmlThermalFixtureFiresOnTime) {
     EXPECT_EQ(all[1].rule, "gpu-temperature");
     EXPECT_EQ(all[1].at, 1030);
     EXPECT_EQ(*all[1].value, 91);
+}
+
+// Scenarios through the fake NVML: a fixture is written for each phase, and the sampler is
+// opened again (the fake reads its fixture at nvmlInit), while the ticks keep their injected
+// times and the engine its state.
+class FakeNvmlScenario : public test::TempDirTest {
+protected:
+    static nlohmann::json load(const std::string& name) {
+        std::ifstream in(std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/nvml/" + name);
+        return nlohmann::json::parse(in);
+    }
+    // Ticks t = from..to through a sampler reading `fixture`.
+    std::vector<Alert> phase(AlertEngine& e, const nlohmann::json& fixture, int from, int to) {
+        const std::string path = (dir_ / ("phase-" + std::to_string(from) + ".json")).string();
+        std::ofstream(path) << fixture.dump();
+        setenv("TRAINRIG_FAKE_NVML", path.c_str(), 1);
+        nvml::LibraryChoice choice;
+        choice.path = TRAINRIG_FAKE_NVML_LIB;
+        auto sampler = GpuSampler::open(choice, 2);
+        EXPECT_TRUE(sampler) << sampler.status().message();
+        std::vector<Alert> all;
+        if (!sampler) return all;
+        for (int t = from; t <= to; ++t) {
+            auto out = e.evaluate(sampler.value()->sample(t), sampler.value()->gpus(), {});
+            all.insert(all.end(), out.begin(), out.end());
+        }
+        return all;
+    }
+};
+
+TEST_F(FakeNvmlScenario, GpuFallsOffTheBusAndComesBack) {
+    const nlohmann::json lost = load("faults/lost-gpu.json");
+    nlohmann::json back = lost;  // the same machine with GPU 1 answering again
+    for (auto& g : back["gpus"]) g.erase("lost");
+    AlertEngine e({only("gpu-lost")});
+    EXPECT_TRUE(phase(e, back, 0, 9).empty());
+    const auto fell = phase(e, lost, 10, 19);
+    ASSERT_EQ(fell.size(), 1u);
+    EXPECT_TRUE(fell[0].firing);
+    EXPECT_EQ(fell[0].at, 10);
+    EXPECT_EQ(fell[0].gpu, 1);
+    EXPECT_NE(fell[0].summary.find("GPU_IS_LOST"), std::string::npos) << fell[0].summary;
+    const auto recovered = phase(e, back, 20, 25);
+    ASSERT_EQ(recovered.size(), 1u);
+    EXPECT_FALSE(recovered[0].firing);
+    EXPECT_EQ(recovered[0].at, 20);
+}
+
+TEST_F(FakeNvmlScenario, OneIdleGpuAmongEightBusyOnes) {
+    nlohmann::json hgx = load("hgx-8xh100.json");
+    for (auto& g : hgx["gpus"]) g["utilization"]["gpu"] = 96;
+    hgx["gpus"][6]["utilization"]["gpu"] = 0;
+    AlertEngine e({only("utilization-skew")});
+    const auto alerts = phase(e, hgx, 1000, 1100);
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].gpu, 6);
+    EXPECT_EQ(alerts[0].at, 1060);  // 60 s after the first tick that saw it
+    EXPECT_NE(alerts[0].summary.find("utilization 0 % while the node's median is 96 %"),
+              std::string::npos)
+        << alerts[0].summary;
 }
 
 TEST(AlertConfig, OverridesDisablesAndAddsRules) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_record.h"
 #include "doctor/xid_catalog.h"
 #include "watch/watch_view.h"
 
@@ -223,12 +224,7 @@ void AlertEngine::skew(const Rule& r, const NodeSample& tick, const std::vector<
     std::vector<double> values;
     for (const auto& g : tick.gpus)
         if (auto v = field_value(g, r.field); v && g.state == GpuState::kOk) values.push_back(*v);
-    double median = 0;
-    if (!values.empty()) {
-        std::sort(values.begin(), values.end());
-        const size_t n = values.size();
-        median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-    }
+    const double median = bench::median_of(values);
     const bool busy = values.size() >= 2 && (!r.busy_above || median > *r.busy_above);
     for (const auto& g : tick.gpus) {
         const auto v = field_value(g, r.field);

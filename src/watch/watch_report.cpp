@@ -7,6 +7,7 @@
 #include <ctime>
 #include <map>
 
+#include "bench/bench_record.h"
 #include "nvml/nvml_api.h"
 
 namespace trainrig::watch {
@@ -15,13 +16,6 @@ namespace {
 constexpr double kBusy = 0.5;         // node median utilization that counts as busy
 constexpr double kSkewPoints = 0.20;  // the utilization-skew rule's default
 constexpr double kMaxGap = 60;        // a gap longer than this between ticks was not watched
-
-double median_of(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::string utc(double epoch) {
     const auto t = static_cast<time_t>(epoch);
@@ -50,7 +44,7 @@ Spread spread_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     s.min = v.front();
     s.max = v.back();
-    s.median = median_of(v);
+    s.median = bench::median_of(v);
     double mean = 0;
     for (double x : v) mean += x;
     mean /= static_cast<double>(v.size());
@@ -91,7 +85,7 @@ Result<WatchReport> build_report(History& history, const std::string& db, double
         for (const auto* s : tick)
             if (s->utilization && s->state == GpuState::kOk) u.push_back(*s->utilization);
         if (u.size() < 2) continue;
-        const double med = median_of(u);
+        const double med = bench::median_of(u);
         if (med <= kBusy) continue;
         for (const auto* s : tick)
             if (s->utilization && s->state == GpuState::kOk)

@@ -16,13 +16,14 @@ packages=(
     libzstd-dev zlib1g-dev        # data: .zst and .gz inputs
     libutf8proc-dev               # data: NFC normalization (Qwen2 tokenizer.json)
     liburing-dev                  # bench storage: O_DIRECT reads through io_uring
-    libopenmpi-dev openmpi-bin    # bench nccl: one process per GPU under mpirun
+    libopenmpi-dev openmpi-bin    # train: data parallel under mpirun; bench nccl bootstrap
     libcpp-httplib-dev            # watch: the /metrics endpoint
     libsqlite3-dev                # watch: the history
     prometheus                    # watch tests: a real Prometheus scrapes /metrics; promtool
     libgtest-dev libgmock-dev     # unit and integration tests
     libbenchmark-dev              # microbenchmarks
     clang libclang-rt-14-dev      # libFuzzer harnesses
+    libomp-dev                    # train: OpenMP for the clang (fuzz) build; GCC has libgomp
 )
 
 missing=()

@@ -17,6 +17,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
     commands.push_back(make_data_command());
     commands.push_back(make_bench_command());
     commands.push_back(make_watch_command());
+    commands.push_back(make_train_command());
     return commands;
 }
 

@@ -16,5 +16,6 @@ std::unique_ptr<Command> make_launch_command();
 std::unique_ptr<Command> make_data_command();
 std::unique_ptr<Command> make_bench_command();
 std::unique_ptr<Command> make_watch_command();
+std::unique_ptr<Command> make_train_command();
 
 }  // namespace trainrig

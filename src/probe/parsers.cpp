@@ -136,16 +136,21 @@ Result<Rlimit> parse_limits_nofile(std::string_view text) {
     return parse_limit(text, "Max open files");
 }
 
-Result<uint64_t> parse_meminfo_total(std::string_view text) {
+Result<uint64_t> parse_meminfo_field(std::string_view text, std::string_view field) {
     for (auto line : split(text, '\n')) {
-        if (!line.starts_with("MemTotal:")) continue;
-        auto f = split_ws(line.substr(9));
-        if (f.size() != 2 || f[1] != "kB") return bad("MemTotal is not '<n> kB': " + preview(line));
+        if (!line.starts_with(field) || line.substr(field.size(), 1) != ":") continue;
+        const std::string name(field);
+        auto f = split_ws(line.substr(field.size() + 1));
+        if (f.size() != 2 || f[1] != "kB") return bad(name + " is not '<n> kB': " + preview(line));
         auto v = parse_u64(f[0]);
-        if (!v || *v > (UINT64_MAX >> 10)) return bad("MemTotal is not a number: " + preview(line));
+        if (!v || *v > (UINT64_MAX >> 10)) return bad(name + " is not a number: " + preview(line));
         return *v * 1024;
     }
-    return bad("no MemTotal line");
+    return bad("no " + std::string(field) + " line");
+}
+
+Result<uint64_t> parse_meminfo_total(std::string_view text) {
+    return parse_meminfo_field(text, "MemTotal");
 }
 
 Result<std::map<std::string, std::string>> parse_env_file(std::string_view text,

@@ -40,6 +40,8 @@ Result<Rlimit> parse_limit(std::string_view text, std::string_view row);
 
 // /proc/meminfo "MemTotal:  527999872 kB" -> bytes.
 Result<uint64_t> parse_meminfo_total(std::string_view text);
+// Any "<field>: <n> kB" line of /proc/meminfo (MemAvailable, ...) -> bytes.
+Result<uint64_t> parse_meminfo_field(std::string_view text, std::string_view field);
 
 // NUL-separated KEY=VALUE (/proc/PID/environ), keeping variables for which keep(key) is true.
 template <class Keep>

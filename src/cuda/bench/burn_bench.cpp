@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "bench/bench_record.h"
+#include "core/fnv1a.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/gemm_check.h"
 #include "cuda/bench/nvml_sampler.h"
@@ -42,12 +43,7 @@ struct BurnResult {
 };
 
 uint64_t fnv1a(const std::vector<uint32_t>& words) {
-    uint64_t h = 1469598103934665603ull;
-    for (const uint32_t w : words) {
-        h ^= w;
-        h *= 1099511628211ull;
-    }
-    return h;
+    return fnv1a64(words.data(), words.size() * sizeof(uint32_t));
 }
 
 // Counts down a latch exactly once: when the load starts, or when the thread ends without

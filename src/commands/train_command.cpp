@@ -1,0 +1,159 @@
+// `trainrig train`: the reference GPT-2 training workload (docs/train.md).
+#include <fmt/format.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/shared_options.h"
+#include "commands/commands.h"
+#include "commands/print_error.h"
+#include "train/communicator.h"
+#include "train/render_summary.h"
+#include "train/trainer.h"
+
+namespace trainrig {
+namespace {
+
+class TrainCommand : public Command {
+public:
+    const char* name() const override { return "train"; }
+    const char* summary() const override {
+        return "Train the reference GPT-2 model on token shards: phase timing, MFU, checkpoints";
+    }
+
+    void declare(CLI::App& app) override {
+        // A setting given twice takes its last value, so scripts can append overrides.
+        app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+        app.add_option("--data", o_.data, "Training tokens: Megatron prefixes or llm.c shards")
+            ->required()
+            ->expected(1, -1)
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        app.add_option("--val-data", o_.val_data, "Validation tokens, read in order")
+            ->expected(1, -1)
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        app.add_option("--model", model_,
+                       "tiny, gpt2, gpt2-medium, gpt2-large or gpt2-xl (default tiny)");
+        app.add_option("--layers", layers_, "Custom shape: transformer blocks")
+            ->check(CLI::PositiveNumber);
+        app.add_option("--heads", heads_, "Custom shape: attention heads")
+            ->check(CLI::PositiveNumber);
+        app.add_option("--dim", dim_, "Custom shape: channels")->check(CLI::PositiveNumber);
+        app.add_option("--vocab", vocab_, "Vocabulary size (default 50257, GPT-2's)")
+            ->check(CLI::Range(2, 1 << 24));
+        app.add_option("--seq", o_.seq, "Sequence length T (default 1024)");
+        app.add_option("--batch", o_.batch, "Sequences per rank per micro-step B (default 4)");
+        app.add_option("--grad-accum", o_.grad_accum, "Micro-steps per update (default 1)");
+        app.add_option("--steps", o_.steps, "Total optimizer steps, counting those before a resume")
+            ->required();
+        app.add_option(
+            "--stop-at", o_.stop_at,
+            "Stop after this step with a checkpoint; the schedule still follows --steps");
+        app.add_option("--lr", o_.opt.lr, "Peak learning rate (default 6e-4)");
+        app.add_option("--warmup", o_.opt.warmup, "Linear warm-up steps (default 0)");
+        app.add_option("--final-lr-frac", o_.opt.final_lr_frac,
+                       "The cosine decays to lr x this at the last step (default 0.1)");
+        app.add_option("--weight-decay", o_.opt.weight_decay,
+                       "AdamW weight decay on matrices (default 0.1)");
+        app.add_option("--grad-clip", o_.opt.grad_clip,
+                       "Clip the global gradient norm to this (default 1; 0 = off)");
+        app.add_option("--seed", o_.seed, "Initialisation and data-order seed (default 1337)");
+        app.add_option("--backend", o_.backend, "cpu (default) or cuda")
+            ->check(CLI::IsMember({"cpu", "cuda"}));
+        app.add_option("--threads", threads_, "CPU backend threads (default: all cores)")
+            ->check(CLI::Range(1, 4096));
+        app.add_option("--ckpt-dir", o_.ckpt_dir, "Checkpoint directory");
+        app.add_option("--ckpt-every", o_.ckpt_every,
+                       "Save every N steps (default: at the end only)");
+        app.add_option("--keep", o_.keep, "Checkpoints kept (default 2)");
+        app.add_flag("--resume", o_.resume,
+                     "Continue from the newest complete checkpoint in --ckpt-dir");
+        app.add_option("--val-every", o_.val_every,
+                       "Evaluate every N steps (default: start and end)");
+        app.add_option("--val-batches", o_.val_batches, "Batches per evaluation (default 8)");
+        app.add_option("--log", o_.log_path, "Append one JSON object per step to FILE")
+            ->type_name("FILE");
+        app.add_flag("--json", json_, "Print the summary as JSON (trainrig.train.summary)");
+        app.add_flag("--no-progress", no_progress_, "No live status line on a terminal");
+        app.footer(
+            "\nExamples:\n"
+            "  trainrig data tokenize --input corpus.jsonl --tokenizer gpt2 --append-eod --output "
+            "tok/train\n"
+            "  trainrig train --data tok/train --model tiny --seq 256 --batch 8 --steps 200 "
+            "--ckpt-dir ckpt --log train.jsonl\n"
+            "  mpirun -np 2 trainrig train --data tok/train --steps 200 --ckpt-dir ckpt --resume\n"
+            "\nExit codes: 0 trained to --steps, 1 stopped early (loss or gradient not finite, or "
+            "interrupted: a checkpoint is written first), 2 could not run.\n");
+    }
+
+    int run(const GlobalOptions&) override {
+        if (Status s = resolve_model(); !s.ok()) return print_error("train", s);
+        if (threads_ > 0) omp_set_num_threads(threads_);
+        auto comm = train::make_communicator();
+        if (!comm.ok()) return print_error("train", comm.status());
+        train::Communicator& c = **comm;
+        const bool show = c.rank() == 0 && !json_ && !no_progress_ && ::isatty(STDERR_FILENO);
+        if (show) {
+            o_.on_step = [](const train::StepRecord& r) {
+                std::fprintf(stderr, "\r\033[K%s", train::status_line(r).c_str());
+                std::fflush(stderr);
+            };
+        }
+        auto result = train::run_training(o_, c);
+        if (show) std::fprintf(stderr, "\n");
+        if (!result.ok()) return print_error("train", result.status());
+        if (c.rank() != 0) return exit_code(*result);
+        const std::string text = json_ ? train::summary_json(o_, *result, c.name())
+                                       : train::summary_text(o_, *result, c.name());
+        std::fputs(text.c_str(), stdout);
+        if (result->stop == train::StopReason::kNonFinite)
+            std::fprintf(stderr, "trainrig train: %s.\n", result->message.c_str());
+        return exit_code(*result);
+    }
+
+private:
+    static int exit_code(const train::TrainSummary& s) {
+        return s.stop == train::StopReason::kNonFinite || s.stop == train::StopReason::kInterrupted
+                   ? 1
+                   : 0;
+    }
+
+    Status resolve_model() {
+        const bool custom = layers_ || heads_ || dim_;
+        if (custom && !model_.empty())
+            return Status(Errc::kInvalidInput,
+                          "--model and --layers/--heads/--dim are alternatives",
+                          "give one or the other");
+        if (custom) {
+            if (!layers_ || !heads_ || !dim_)
+                return Status(Errc::kInvalidInput,
+                              "a custom model needs all of --layers, --heads and --dim");
+            auto base = train::preset_config("gpt2");
+            o_.model = *base;
+            o_.model.name = "custom";
+            o_.model.layers = layers_;
+            o_.model.heads = heads_;
+            o_.model.channels = dim_;
+        } else {
+            auto p = train::preset_config(model_.empty() ? "tiny" : model_);
+            if (!p.ok()) return p.status();
+            o_.model = *p;
+        }
+        if (vocab_) {
+            o_.model.vocab = vocab_;
+            o_.model.padded_vocab = train::pad_vocab(vocab_);
+        }
+        return ok_status();
+    }
+
+    train::TrainOptions o_;
+    std::string model_;
+    int layers_ = 0, heads_ = 0, dim_ = 0, vocab_ = 0, threads_ = 0;
+    bool json_ = false, no_progress_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_train_command() { return std::make_unique<TrainCommand>(); }
+
+}  // namespace trainrig

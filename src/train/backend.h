@@ -1,0 +1,53 @@
+// What a training loop needs from a device: one micro-batch forward and backward, the gradient
+// all-reduce, the optimizer update, evaluation, and the state a checkpoint holds. The CPU
+// backend (cpu_backend.h) is the reference; the CUDA backend implements the same contract with
+// bf16 compute and fp32 master weights.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "train/checkpoint.h"
+#include "train/communicator.h"
+#include "train/model_config.h"
+#include "train/optimizer.h"
+
+namespace trainrig::train {
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+    virtual const ModelConfig& config() const = 0;
+
+    virtual void init_weights(uint64_t seed) = 0;
+    virtual void zero_grads() = 0;
+    // Mean loss of the micro-batch; B·T inputs and targets.
+    virtual double forward(const uint32_t* inputs, const uint32_t* targets, int B, int Tn) = 0;
+    // Adds loss_scale × d(mean loss)/dθ to the gradients.
+    virtual void backward(float loss_scale) = 0;
+    // Sums the gradients over all ranks.
+    virtual Status all_reduce_grads(Communicator& comm) = 0;
+    // Global L2 norm of the (reduced) gradients.
+    virtual double grad_norm() = 0;
+    // Clips by the configured norm and applies AdamW at learning rate lr; t is 1-based.
+    virtual void update(double lr, int64_t t, double norm) = 0;
+
+    // Copies parameters and optimizer moments to the host (for a checkpoint), and back.
+    virtual void save_state(CheckpointState& s) = 0;
+    virtual Status load_state(const CheckpointState& s) = 0;
+    // A digest of the parameters' bytes, to compare replicas across ranks.
+    virtual uint64_t params_digest() = 0;
+    // Device bytes the model state and activations hold at most so far.
+    virtual size_t peak_memory_bytes() const = 0;
+};
+
+// Bytes a CPU run of this shape needs: fp32 parameters, gradients and two AdamW moments, plus
+// activations and backward scratch of one micro-batch.
+size_t cpu_training_bytes(const ModelConfig& c, int B, int Tn);
+
+std::unique_ptr<Backend> make_cpu_backend(const ModelConfig& config, const OptimizerConfig& opt);
+
+}  // namespace trainrig::train

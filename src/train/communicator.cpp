@@ -1,0 +1,26 @@
+#include "train/communicator.h"
+
+#include <cstdlib>
+
+#include "train/mpi_communicator.h"
+
+namespace trainrig::train {
+
+bool launched_by_mpi() {
+    // Open MPI's mpirun; MPICH/Hydra (PMI_SIZE); Slurm's srun with PMIx.
+    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+        if (std::getenv(var) != nullptr) return true;
+    return false;
+}
+
+Result<std::unique_ptr<Communicator>> make_communicator() {
+    if (!launched_by_mpi()) return std::unique_ptr<Communicator>(new LocalCommunicator());
+    if (!mpi_available())
+        return Status(Errc::kUnsupported,
+                      "this process was started by an MPI launcher, but this trainrig was built "
+                      "without MPI",
+                      "install libopenmpi-dev and rebuild, or run without mpirun");
+    return make_mpi_communicator();
+}
+
+}  // namespace trainrig::train

@@ -1,0 +1,459 @@
+#include "train/trainer.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "bench/bench_record.h"
+#include "core/cancel_signals.h"
+#include "core/read_all.h"
+#include "data/loader/token_corpus.h"
+#include "data/loader/window_loader.h"
+#include "probe/parsers.h"
+#include "train/backend.h"
+#include "train/batch_source.h"
+#include "train/checkpoint.h"
+#include "train/param_layout.h"
+#include "train/rng.h"
+
+namespace trainrig::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::optional<uint64_t> available_memory() {
+    const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    auto text = read_all(fd, "/proc/meminfo", 1 << 20);
+    if (!text.ok()) return std::nullopt;
+    auto v = parse_meminfo_field(*text, "MemAvailable");
+    return v.ok() ? std::optional<uint64_t>(*v) : std::nullopt;
+}
+
+std::string gib(uint64_t bytes) {
+    return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1ull << 30));
+}
+
+std::string run_settings(const TrainOptions& o, int world) {
+    return nlohmann::json{{"seq", o.seq},
+                          {"batch", o.batch},
+                          {"grad_accum", o.grad_accum},
+                          {"world", world},
+                          {"steps", o.steps},
+                          {"lr", o.opt.lr},
+                          {"warmup", o.opt.warmup},
+                          {"final_lr_frac", o.opt.final_lr_frac},
+                          {"weight_decay", o.opt.weight_decay},
+                          {"grad_clip", o.opt.grad_clip},
+                          {"beta1", o.opt.beta1},
+                          {"beta2", o.opt.beta2},
+                          {"eps", o.opt.eps},
+                          {"backend", o.backend}}
+        .dump();
+}
+
+// Mean loss over the first `batches` windows of the validation data (in order, not shuffled),
+// split over the ranks: the same tokens every time it runs.
+class Evaluator {
+public:
+    Evaluator(std::shared_ptr<const data::TokenCorpus> corpus, data::LoaderOptions options,
+              int batches)
+        : corpus_(std::move(corpus)), options_(options), batches_(batches) {}
+
+    Result<double> run(Backend& backend, Communicator& comm) const {
+        auto created = data::WindowLoader::create(corpus_, options_);
+        if (!created.ok()) return created.status();
+        data::WindowLoader& loader = created.value();
+        const auto n =
+            std::min<uint64_t>(static_cast<uint64_t>(batches_), loader.steps_per_epoch());
+        std::vector<uint32_t> rows(loader.batch_tokens());
+        Batch b;
+        double sum = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+            loader.next_batch(rows);
+            TRAINRIG_TRY(split_windows(rows, static_cast<int>(options_.batch),
+                                       static_cast<int>(options_.window), backend.config().vocab,
+                                       b));
+            sum += backend.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
+        }
+        double mean = sum / static_cast<double>(n);
+        TRAINRIG_TRY(comm.all_reduce_sum(&mean, 1));
+        return mean / comm.world();
+    }
+
+private:
+    std::shared_ptr<const data::TokenCorpus> corpus_;
+    data::LoaderOptions options_;
+    int batches_;
+};
+
+// Rank 0 reads the checkpoint; everyone receives it (no shared filesystem needed).
+Result<std::optional<CheckpointState>> load_for_resume(CheckpointStore* store, Backend& backend,
+                                                       Communicator& comm,
+                                                       std::vector<std::string>& skipped) {
+    std::optional<CheckpointState> found;
+    Status failure;
+    if (comm.rank() == 0) {
+        auto r = store->load_latest(backend.config(), &skipped);
+        if (r.ok())
+            found = std::move(r).value();
+        else
+            failure = r.status();
+    }
+    // -1: rank 0 failed; 0: nothing to resume; 1: a checkpoint follows.
+    int64_t header[4] = {failure.ok() ? (found ? 1 : 0) : -1, 0, 0, 0};
+    std::string loader_json;
+    if (found) {
+        header[1] = found->step;
+        header[2] = static_cast<int64_t>(found->rng_state);
+        header[3] = static_cast<int64_t>(found->loader_json.size());
+        loader_json = found->loader_json;
+    }
+    TRAINRIG_TRY(comm.broadcast(header, sizeof header, 0));
+    if (header[0] < 0)
+        return comm.rank() == 0
+                   ? failure
+                   : Status(Errc::kInvalidInput, "rank 0 could not read the checkpoint");
+    if (header[0] == 0) return std::optional<CheckpointState>();
+    if (comm.rank() != 0) {
+        found.emplace();
+        found->step = header[1];
+        found->rng_state = static_cast<uint64_t>(header[2]);
+        loader_json.resize(static_cast<size_t>(header[3]));
+        found->model = backend.config();
+        backend.save_state(*found);  // sizes the buffers
+    }
+    TRAINRIG_TRY(comm.broadcast(loader_json.data(), loader_json.size(), 0));
+    found->loader_json = loader_json;
+    for (auto* v : {&found->params, &found->adam_m, &found->adam_v})
+        TRAINRIG_TRY(comm.broadcast(v->data(), v->size() * sizeof(float), 0));
+    return found;
+}
+
+// Data parallelism keeps one model: after the same all-reduced update every rank must hold
+// bit-identical weights. Rank 0's digest is compared by everyone; the answer is agreed on.
+Result<bool> replicas_identical(Backend& backend, Communicator& comm) {
+    uint64_t digest = backend.params_digest();
+    uint64_t lead = digest;
+    TRAINRIG_TRY(comm.broadcast(&lead, sizeof lead, 0));
+    double mismatches = lead == digest ? 0.0 : 1.0;
+    TRAINRIG_TRY(comm.all_reduce_sum(&mismatches, 1));
+    return mismatches == 0;
+}
+
+}  // namespace
+
+const char* stop_reason_name(StopReason r) {
+    switch (r) {
+        case StopReason::kCompleted:
+            return "completed";
+        case StopReason::kStoppedAt:
+            return "stopped_at";
+        case StopReason::kNothingToDo:
+            return "nothing_to_do";
+        case StopReason::kNonFinite:
+            return "non_finite";
+        case StopReason::kInterrupted:
+            return "interrupted";
+    }
+    return "unknown";
+}
+
+Status validate(const TrainOptions& o) {
+    auto bad = [](std::string s, std::string next = {}) {
+        return Status(Errc::kInvalidInput, std::move(s), std::move(next));
+    };
+    TRAINRIG_TRY(validate(o.model));
+    TRAINRIG_TRY(validate(o.opt));
+    if (o.data.empty()) return bad("--data names no dataset");
+    if (o.seq < 1 || o.seq > o.model.max_seq)
+        return bad(fmt::format("--seq {} is outside 1..{} (the model's positions)", o.seq,
+                               o.model.max_seq));
+    if (o.batch < 1) return bad(fmt::format("--batch must be at least 1, not {}", o.batch));
+    if (o.grad_accum < 1)
+        return bad(fmt::format("--grad-accum must be at least 1, not {}", o.grad_accum));
+    if (o.steps < 1) return bad(fmt::format("--steps must be at least 1, not {}", o.steps));
+    if (o.ckpt_every < 0)
+        return bad(fmt::format("--ckpt-every must not be negative, not {}", o.ckpt_every));
+    if (o.keep < 1) return bad(fmt::format("--keep must be at least 1, not {}", o.keep));
+    if (o.val_every < 0)
+        return bad(fmt::format("--val-every must not be negative, not {}", o.val_every));
+    if (o.val_batches < 1)
+        return bad(fmt::format("--val-batches must be at least 1, not {}", o.val_batches));
+    if (o.resume && o.ckpt_dir.empty()) return bad("--resume needs --ckpt-dir");
+    if (o.stop_at < 0) return bad(fmt::format("--stop-at must not be negative, not {}", o.stop_at));
+    if (o.backend != "cpu")
+        return Status(Errc::kUnsupported,
+                      fmt::format("backend '{}' is not available in this build", o.backend));
+    const uint64_t need = cpu_training_bytes(o.model, o.batch, o.seq);
+    const auto have = available_memory();
+    if (have && need > *have) {
+        const uint64_t state = ParamLayout(o.model).total() * sizeof(float) * 4;
+        return Status(
+            Errc::kInvalidInput,
+            fmt::format("this run needs {} of memory ({} for weights, gradients and "
+                        "AdamW state, {} for the activations of batch {} x {}), but "
+                        "only {} is available",
+                        gib(need), gib(state), gib(need - state), o.batch, o.seq, gib(*have)),
+            "lower --batch and raise --grad-accum to keep the tokens per step, or "
+            "shorten --seq");
+    }
+    return ok_status();
+}
+
+Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
+    const auto wall_start = Clock::now();
+    TRAINRIG_TRY(validate(o));
+    TrainSummary sum;
+    sum.world = comm.world();
+    const bool lead = comm.rank() == 0;
+
+    auto corpus = data::TokenCorpus::open(o.data);
+    if (!corpus.ok()) return corpus.status();
+    data::LoaderOptions lo;
+    lo.batch = static_cast<uint64_t>(o.batch);
+    lo.window = static_cast<uint64_t>(o.seq);
+    lo.seed = o.seed;
+    lo.rank = comm.rank();
+    lo.world = comm.world();
+    auto loader = data::WindowLoader::create(*corpus, lo);
+    if (!loader.ok()) return loader.status();
+
+    std::optional<Evaluator> evaluator;
+    if (!o.val_data.empty()) {
+        auto val = data::TokenCorpus::open(o.val_data);
+        if (!val.ok()) return val.status();
+        data::LoaderOptions vo = lo;
+        vo.shuffle = false;
+        vo.seed = 0;
+        TRAINRIG_TRY(data::WindowLoader::create(*val, vo).status());
+        evaluator.emplace(*val, vo, o.val_batches);
+    }
+
+    std::unique_ptr<Backend> backend = make_cpu_backend(o.model, o.opt);
+    backend->init_weights(o.seed);
+    sum.model_params = ParamLayout(o.model).total();
+    Rng rng(o.seed);  // the run's stream for stochastic layers; GPT-2 here has none
+
+    std::optional<CheckpointStore> store;
+    if (!o.ckpt_dir.empty() && lead) {
+        auto s = CheckpointStore::open(o.ckpt_dir, o.keep);
+        if (!s.ok()) return s.status();
+        store.emplace(std::move(s).value());
+    }
+    // Agree that rank 0 could open the store before anyone waits on it.
+    double store_ok = (!o.ckpt_dir.empty() && lead && !store) ? 0.0 : 1.0;
+    TRAINRIG_TRY(comm.all_reduce_sum(&store_ok, 1));
+
+    if (o.resume) {
+        auto r =
+            load_for_resume(store ? &*store : nullptr, *backend, comm, sum.skipped_checkpoints);
+        if (!r.ok()) return r.status();
+        if (*r) {
+            CheckpointState& s = *r.value();
+            TRAINRIG_TRY(backend->load_state(s));
+            auto state = data::LoaderState::from_json(s.loader_json);
+            if (!state.ok()) return state.status();
+            TRAINRIG_TRY(loader.value().restore(*state));
+            rng.set_state(s.rng_state);
+            sum.start_step = s.step;
+            sum.resumed_from = store ? store->folder(s.step) : fmt::format("step {}", s.step);
+        }
+    }
+    sum.end_step = sum.start_step;
+    if (sum.start_step >= o.steps || (o.stop_at > 0 && sum.start_step >= o.stop_at)) {
+        sum.stop = StopReason::kNothingToDo;
+        sum.message =
+            fmt::format("the checkpoint is at step {}, --steps is {}", sum.start_step, o.steps);
+        return sum;
+    }
+
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> log(nullptr, &std::fclose);
+    if (lead && !o.log_path.empty()) {
+        log.reset(std::fopen(o.log_path.c_str(), "ae"));
+        if (!log) return errno_status(errno, "open", o.log_path);
+    }
+    std::optional<CheckpointWriter> writer;
+    if (store) writer.emplace(*store);
+    std::string last_good = sum.resumed_from;
+
+    if (evaluator) {
+        auto v = evaluator->run(*backend, comm);
+        if (!v.ok()) return v.status();
+        sum.first_val_loss = *v;
+    }
+
+    CancelSignals cancel;
+    BatchSource batches(std::move(loader).value(), o.batch, o.seq, o.model.vocab);
+    const double flops_per_token = train_flops_per_token(o.model, o.seq);
+    sum.flops_per_token = flops_per_token;
+    const uint64_t tokens_per_step =
+        static_cast<uint64_t>(o.batch) * o.seq * o.grad_accum * static_cast<uint64_t>(comm.world());
+    std::vector<double> step_times, tps;
+    std::vector<PhaseTimes> phases;
+    data::LoaderState consumed;
+
+    auto checkpoint = [&](int64_t step, StepRecord& rec) -> Status {
+        if (!writer) return ok_status();
+        const auto t = Clock::now();
+        CheckpointState s;
+        s.step = step;
+        s.model = o.model;
+        s.loader_json = consumed.to_json();
+        s.rng_state = rng.state();
+        s.seed = o.seed;
+        s.run_json = run_settings(o, comm.world());
+        backend->save_state(s);
+        const std::string folder = store->folder(step);
+        Status previous = writer->submit(std::move(s), nullptr);
+        rec.time.checkpoint = seconds_since(t);
+        rec.checkpoint = folder;
+        return previous;
+    };
+
+    const int64_t until = o.stop_at > 0 ? std::min(o.steps, o.stop_at) : o.steps;
+    for (int64_t step = sum.start_step; step < until; ++step) {
+        const auto t0 = Clock::now();
+        StepRecord rec;
+        rec.step = step + 1;
+        rec.steps = o.steps;
+        backend->zero_grads();
+        double loss = 0;
+        Status data_error;
+        for (int k = 0; k < o.grad_accum && data_error.ok(); ++k) {
+            auto t = Clock::now();
+            auto b = batches.next();
+            rec.time.data_wait += seconds_since(t);
+            if (!b.ok()) {
+                data_error = b.status();
+                break;
+            }
+            consumed = b->after;
+            t = Clock::now();
+            loss +=
+                backend->forward(b->inputs.data(), b->targets.data(), b->B, b->T) / o.grad_accum;
+            rec.time.forward += seconds_since(t);
+            t = Clock::now();
+            backend->backward(1.0f / static_cast<float>(o.grad_accum * comm.world()));
+            rec.time.backward += seconds_since(t);
+        }
+        // Every rank learns whether any rank failed or was asked to stop before the gradients
+        // move, so no rank is left waiting in a collective.
+        auto t = Clock::now();
+        double flags[3] = {loss, data_error.ok() ? 0.0 : 1.0, CancelSignals::flag() ? 1.0 : 0.0};
+        TRAINRIG_TRY(comm.all_reduce_sum(flags, 3));
+        if (flags[1] > 0)
+            return data_error.ok()
+                       ? Status(Errc::kInvalidInput, "another rank could not read its data")
+                       : data_error;
+        TRAINRIG_TRY(backend->all_reduce_grads(comm));
+        rec.time.comm = seconds_since(t);
+        rec.loss = flags[0] / comm.world();
+
+        t = Clock::now();
+        rec.grad_norm = backend->grad_norm();
+        if (!std::isfinite(rec.loss) || !std::isfinite(rec.grad_norm)) {
+            sum.stop = StopReason::kNonFinite;
+            sum.end_step = step;
+            sum.last_loss = rec.loss;
+            sum.message = fmt::format(
+                "the {} became {} at step {}; the weights were not updated. {}",
+                std::isfinite(rec.loss) ? "gradient norm" : "loss",
+                std::isfinite(rec.loss) ? fmt::format("{}", rec.grad_norm)
+                                        : fmt::format("{}", rec.loss),
+                step + 1,
+                last_good.empty() ? "No checkpoint was written before it"
+                                  : fmt::format("The last good checkpoint is {}", last_good));
+            if (log) std::fprintf(log.get(), "%s\n", step_json(rec).c_str());
+            break;
+        }
+        rec.lr = learning_rate(o.opt, step, o.steps);
+        backend->update(rec.lr, step + 1, rec.grad_norm);
+        rec.time.optimizer = seconds_since(t);
+        sum.end_step = step + 1;
+        if (step == sum.start_step) sum.first_loss = rec.loss;
+        sum.last_loss = rec.loss;
+
+        const bool last = step + 1 == until;
+        const bool interrupted = flags[2] > 0;
+        if (evaluator && (last || (o.val_every > 0 && (step + 1) % o.val_every == 0))) {
+            t = Clock::now();
+            auto v = evaluator->run(*backend, comm);
+            if (!v.ok()) return v.status();
+            rec.val_loss = *v;
+            sum.last_val_loss = *v;
+            rec.time.eval = seconds_since(t);
+        }
+        if (last || interrupted || (o.ckpt_every > 0 && (step + 1) % o.ckpt_every == 0)) {
+            TRAINRIG_TRY(checkpoint(step + 1, rec));
+            last_good = rec.checkpoint;
+        }
+        rec.time.total = seconds_since(t0);
+        rec.tokens = tokens_per_step;
+        rec.tokens_per_s = static_cast<double>(tokens_per_step) / (rec.time.total - rec.time.eval);
+        rec.flops_per_s = rec.tokens_per_s * flops_per_token;
+        if (o.peak_flops > 0) rec.mfu = rec.flops_per_s / (o.peak_flops * comm.world());
+        rec.memory_bytes = backend->peak_memory_bytes();
+        if (step > sum.start_step || until - sum.start_step == 1) {
+            step_times.push_back(rec.time.total - rec.time.eval);
+            tps.push_back(rec.tokens_per_s);
+            phases.push_back(rec.time);
+        }
+        if (lead) {
+            if (log) {
+                std::fprintf(log.get(), "%s\n", step_json(rec).c_str());
+                std::fflush(log.get());
+            }
+            if (o.on_step) o.on_step(rec);
+        }
+        if (interrupted) {
+            sum.stop = StopReason::kInterrupted;
+            sum.message = fmt::format("stopped at step {} on request", step + 1);
+            break;
+        }
+    }
+    if (sum.stop == StopReason::kCompleted && sum.end_step < o.steps)
+        sum.stop = StopReason::kStoppedAt;
+    if (comm.world() > 1) {
+        auto same = replicas_identical(*backend, comm);
+        if (!same.ok()) return same.status();
+        sum.replicas_identical = *same;
+        if (!*same)
+            return Status(Errc::kInternal,
+                          fmt::format("the {} ranks ended with different weights", comm.world()),
+                          "report this with the --log files of every rank");
+    }
+    if (writer) {
+        Status s = writer->wait();
+        if (!s.ok()) return s;
+        sum.last_checkpoint = last_good;
+    }
+
+    sum.step_s = bench::median_of(step_times);
+    sum.tokens_per_s = bench::median_of(tps);
+    auto median_phase = [&](double PhaseTimes::*field) {
+        std::vector<double> v;
+        for (const PhaseTimes& p : phases) v.push_back(p.*field);
+        return bench::median_of(v);
+    };
+    for (double PhaseTimes::*f :
+         {&PhaseTimes::data_wait, &PhaseTimes::forward, &PhaseTimes::backward, &PhaseTimes::comm,
+          &PhaseTimes::optimizer, &PhaseTimes::checkpoint, &PhaseTimes::eval, &PhaseTimes::total})
+        sum.median_time.*f = median_phase(f);
+    if (o.peak_flops > 0 && sum.tokens_per_s > 0)
+        sum.mfu = sum.tokens_per_s * flops_per_token / (o.peak_flops * comm.world());
+    sum.peak_memory_bytes = backend->peak_memory_bytes();
+    sum.wall_s = seconds_since(wall_start);
+    return sum;
+}
+
+}  // namespace trainrig::train

@@ -1,0 +1,231 @@
+// `trainrig train` as a user runs it: learning, the step log, exact resume, crashes during a
+// save, divergence, and bad input.
+#include <signal.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "background_process.h"
+#include "train_cli_fixture.h"
+
+namespace trainrig::test {
+namespace {
+
+std::string step_dir(const std::string& ckpt, int step) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/step-%09d", step);
+    return ckpt + name;
+}
+
+// Compared without printing: a model file is megabytes of binary.
+bool same_bytes(const std::string& a, const std::string& b) {
+    const std::string x = slurp(a), y = slurp(b);
+    return !x.empty() && x == y;
+}
+
+TEST_F(TrainCliTest, LearnsThePatternAndLogsEveryPhase) {
+    const std::string log = (dir_ / "log.jsonl").string();
+    auto r = run_trainrig(
+        args("--steps 60 --warmup 5 --val-data " + val_ + " --log " + log + " --json"));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json s = json::parse(r.out);
+    EXPECT_EQ(s["schema"], "trainrig.train.summary");
+    EXPECT_EQ(s["stop"], "completed");
+    EXPECT_EQ(s["end_step"], 60);
+    // ln(128) = 4.85 at the start; the pattern's entropy is about 0.9·ln(1/0.9) + ... ≈ 0.8 nats.
+    EXPECT_GT(s["first_val_loss"].get<double>(), 4.5);
+    EXPECT_LT(s["last_val_loss"].get<double>(), 3.0);
+    EXPECT_GT(s["tokens_per_s"].get<double>(), 0);
+    EXPECT_TRUE(s["mfu"].is_null());  // no known peak for a CPU
+    const auto lines = log_lines(log);
+    ASSERT_EQ(lines.size(), 60u);
+    for (size_t i = 0; i < lines.size(); ++i) {
+        EXPECT_EQ(lines[i]["step"], i + 1);
+        for (const char* key : {"loss", "lr", "tokens_per_s", "data_wait_s", "forward_s",
+                                "backward_s", "comm_s", "optimizer_s", "step_s"})
+            ASSERT_TRUE(lines[i][key].is_number()) << key << " in line " << i + 1;
+    }
+    // Warm-up then cosine decay to a tenth.
+    EXPECT_NEAR(lines[0]["lr"].get<double>(), 3e-3 / 5, 1e-12);
+    EXPECT_NEAR(lines[4]["lr"].get<double>(), 3e-3, 1e-12);
+    EXPECT_NEAR(lines[59]["lr"].get<double>(), 3e-4, 1e-12);
+    EXPECT_TRUE(lines[59].contains("val_loss"));
+}
+
+TEST_F(TrainCliTest, ResumeIsBitIdenticalToAStraightRun) {
+    const std::string straight = ckpt("straight"), split = ckpt("split");
+    ASSERT_EQ(
+        run_trainrig(args("--steps 8 --ckpt-dir " + straight + " --log " + straight + ".jsonl")).rc,
+        0);
+    ASSERT_EQ(run_trainrig(args("--steps 8 --stop-at 4 --ckpt-dir " + split)).rc, 0);
+    // --steps is the total: the resumed run stops where the straight one did.
+    auto r = run_trainrig(
+        args("--steps 8 --resume --json --ckpt-dir " + split + " --log " + split + ".jsonl"));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json s = json::parse(r.out);
+    EXPECT_EQ(s["start_step"], 4);
+    EXPECT_EQ(s["end_step"], 8);
+    EXPECT_EQ(s["resumed_from"], step_dir(split, 4));
+    for (const char* file : {"model.bin", "adam_m.bin", "adam_v.bin"})
+        EXPECT_TRUE(same_bytes(step_dir(straight, 8) + "/" + file, step_dir(split, 8) + "/" + file))
+            << file;
+    // The resumed steps saw the same data: identical losses, bit for bit.
+    const auto a = log_lines(straight + ".jsonl"), b = log_lines(split + ".jsonl");
+    ASSERT_EQ(b.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(a[4 + i]["loss"], b[i]["loss"]) << "step " << i + 5;
+}
+
+TEST_F(TrainCliTest, ResumeWithNothingLeftToDoSaysSo) {
+    const std::string dir = ckpt("done");
+    ASSERT_EQ(run_trainrig(args("--steps 3 --ckpt-dir " + dir)).rc, 0);
+    auto r = run_trainrig(args("--steps 3 --resume --json --ckpt-dir " + dir));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["stop"], "nothing_to_do");
+}
+
+TEST_F(TrainCliTest, AKillAtAnyPointOfASaveKeepsThePreviousCheckpoint) {
+    const std::string straight = ckpt("straight");
+    ASSERT_EQ(run_trainrig(args("--steps 6 --ckpt-dir " + straight)).rc, 0);
+    for (const char* point : {"files", "renamed"}) {
+        const std::string dir = ckpt(std::string("crash-") + point);
+        auto killed = run_trainrig(args("--steps 6 --ckpt-every 2 --ckpt-dir " + dir),
+                                   std::string("TRAINRIG_TRAIN_CRASH_IN_SAVE=") + point + "@4");
+        ASSERT_NE(killed.rc, 0) << point;
+        ASSERT_NE(killed.rc, 2) << point << ": " << killed.err;
+        ASSERT_TRUE(fs::exists(step_dir(dir, 2) + "/COMMITTED")) << point;
+        auto r = run_trainrig(args("--steps 6 --resume --json --ckpt-dir " + dir));
+        ASSERT_EQ(r.rc, 0) << point << ": " << r.err;
+        EXPECT_EQ(json::parse(r.out)["resumed_from"], step_dir(dir, 2)) << point;
+        EXPECT_TRUE(
+            same_bytes(step_dir(straight, 6) + "/model.bin", step_dir(dir, 6) + "/model.bin"))
+            << point;
+        // The interrupted save's leftovers are gone.
+        for (const auto& e : fs::directory_iterator(dir)) {
+            const std::string name = e.path().filename().string();
+            EXPECT_TRUE(name == ".lock" || fs::exists(e.path() / "COMMITTED")) << name;
+        }
+    }
+}
+
+TEST_F(TrainCliTest, KillsAtRandomMomentsNeverCostMoreThanTheLastStep) {
+    const std::string straight = ckpt("straight");
+    const std::string common = "--steps 40 --ckpt-every 1 --keep 2 --dim 64 --seq 64 --ckpt-dir ";
+    ASSERT_EQ(run_trainrig(args(common + straight)).rc, 0);
+    const std::string dir = ckpt("killed");
+    std::mt19937 gen(std::random_device{}());
+    for (int round = 0; round < 3; ++round) {
+        std::vector<std::string> argv = {TRAINRIG_BINARY};
+        std::istringstream words(args(common + dir + (round > 0 ? " --resume" : "")));
+        for (std::string w; words >> w;) argv.push_back(w);
+        BackgroundProcess p(argv, {}, (dir_ / "out").string(), (dir_ / "err").string());
+        ASSERT_TRUE(p.started());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100 + gen() % 400));
+        if (!p.running()) break;  // finished before the kill
+        p.stop(SIGKILL, 10);
+    }
+    auto r = run_trainrig(args(common + dir + " --resume --json"));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(
+        same_bytes(step_dir(straight, 40) + "/model.bin", step_dir(dir, 40) + "/model.bin"));
+}
+
+TEST_F(TrainCliTest, ANonFiniteLossStopsTheRunAndNamesTheLastGoodCheckpoint) {
+    const std::string dir = ckpt("nan");
+    auto r =
+        run_trainrig(args("--steps 10 --lr 1e30 --grad-clip 0 --ckpt-every 1 --ckpt-dir " + dir));
+    ASSERT_EQ(r.rc, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("not updated"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("The last good checkpoint is " + step_dir(dir, 1)), std::string::npos)
+        << r.err;
+    EXPECT_FALSE(fs::exists(step_dir(dir, 2)));
+}
+
+TEST_F(TrainCliTest, ACheckpointOfAnotherShapeIsRefused) {
+    const std::string dir = ckpt("shape");
+    ASSERT_EQ(run_trainrig(args("--steps 2 --ckpt-dir " + dir)).rc, 0);
+    auto r = run_trainrig(args("--steps 4 --resume --dim 64 --ckpt-dir " + dir));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("different model"), std::string::npos) << r.err;
+}
+
+TEST_F(TrainCliTest, BadInputGetsOneSentenceAndWritesNothing) {
+    const std::string dir = ckpt("bad");
+    struct Case {
+        std::string extra, expect;
+    };
+    const std::string to = " --ckpt-dir " + dir;
+    const std::vector<Case> cases = {
+        {"--steps 2 --lr -1" + to, "--lr must be a positive number"},
+        {"--steps 2 --seq 2000" + to, "--seq 2000 is outside 1..1024"},
+        {"--steps 2 --batch 0" + to, "--batch must be at least 1"},
+        {"--steps 0" + to, "--steps must be at least 1"},
+        {"--steps 2 --resume", "--resume needs --ckpt-dir"},
+        {"--steps 2 --heads 3" + to, "dim 32 is not a multiple of heads 3"},
+        {"--steps 2 --model gpt2" + to, "--model and --layers/--heads/--dim are alternatives"},
+        {"--steps 2 --batch 100000 --seq 1024 --dim 4096" + to, "of memory"},
+    };
+    for (const Case& c : cases) {
+        auto r = run_trainrig(args(c.extra));
+        EXPECT_EQ(r.rc, 2) << c.extra;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.extra << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_FALSE(fs::exists(dir)) << c.extra;
+    }
+}
+
+TEST_F(TrainCliTest, BadDataIsNamed) {
+    // Tokens up to 95 do not fit a 64-token vocabulary.
+    auto r = run_trainrig(args("--steps 2 --vocab 64"));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("outside the model's vocabulary of 64"), std::string::npos) << r.err;
+    // A missing dataset, and one whose .bin was cut short.
+    r = run_trainrig("train --data " + (dir_ / "nothing").string() + " --steps 2 --no-progress");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("nothing"), std::string::npos) << r.err;
+    fs::resize_file(train_ + ".bin", fs::file_size(train_ + ".bin") / 2);
+    r = run_trainrig(args("--steps 2"));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("train.bin"), std::string::npos) << r.err;
+}
+
+// Data parallel over MPI: two ranks of batch B are one rank of batch 2B, up to fp32 summation
+// order, and both ranks end with bit-identical weights.
+TEST_F(TrainCliTest, TwoMpiRanksEqualOneRankWithTheDoubledBatch) {
+    ASSERT_EQ(std::system("command -v mpirun >/dev/null"), 0)
+        << "mpirun is missing: scripts/install-deps.sh installs openmpi-bin";
+    const std::string one = ckpt("one"), two = ckpt("two");
+    const std::string common = " --steps 6 --threads 1 --json --dim 64 --seq 64 --log ";
+    auto r1 = run_trainrig(args("--batch 8 --ckpt-dir " + one + common + one + ".jsonl"));
+    ASSERT_EQ(r1.rc, 0) << r1.err;
+    // Open MPI refuses root unless told; LeakSanitizer would report Open MPI's own allocations.
+    auto r2 = run_trainrig(args("--batch 4 --ckpt-dir " + two + common + two + ".jsonl"),
+                           "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                           "ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl=self,vader "
+                           "mpirun --oversubscribe -np 2 -x ASAN_OPTIONS");
+    ASSERT_EQ(r2.rc, 0) << r2.err;
+    const json s1 = json::parse(r1.out), s2 = json::parse(r2.out);
+    EXPECT_EQ(s1["communicator"], "local");
+    EXPECT_EQ(s2["communicator"], "mpi");
+    EXPECT_EQ(s2["world"], 2);
+    EXPECT_EQ(s2["replicas_identical"], true);
+    const auto a = log_lines(one + ".jsonl"), b = log_lines(two + ".jsonl");
+    ASSERT_EQ(a.size(), 6u);
+    ASSERT_EQ(b.size(), 6u);  // rank 0 alone writes the log
+    for (size_t i = 0; i < 6; ++i) {
+        EXPECT_EQ(a[i]["tokens"], b[i]["tokens"]);
+        EXPECT_NEAR(a[i]["loss"].get<double>(), b[i]["loss"].get<double>(), 1e-5)
+            << "step " << i + 1;
+    }
+    const auto w1 = floats(step_dir(one, 6) + "/model.bin"),
+               w2 = floats(step_dir(two, 6) + "/model.bin");
+    ASSERT_EQ(w1.size(), w2.size());
+    ASSERT_FALSE(w1.empty());
+    float worst = 0;
+    for (size_t i = 0; i < w1.size(); ++i) worst = std::max(worst, std::abs(w1[i] - w2[i]));
+    EXPECT_LT(worst, 1e-4f);
+    std::printf("max |weight difference| after 6 steps: %g\n", static_cast<double>(worst));
+}
+
+}  // namespace
+}  // namespace trainrig::test

@@ -21,6 +21,7 @@ packages=(
     libsqlite3-dev                # watch: the history
     prometheus                    # watch tests: a real Prometheus scrapes /metrics; promtool
     libgtest-dev libgmock-dev     # unit and integration tests
+    python3-torch                 # train tests: an independent PyTorch GPT-2 as the reference
     libbenchmark-dev              # microbenchmarks
     clang libclang-rt-14-dev      # libFuzzer harnesses
     libomp-dev                    # train: OpenMP for the clang (fuzz) build; GCC has libgomp

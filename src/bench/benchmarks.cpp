@@ -7,6 +7,7 @@
 #include "bench/loader_bench.h"
 #include "bench/storage_bench.h"
 #include "bench/tokenizer_bench.h"
+#include "bench/train_bench.h"
 #include "data/tokenizer/open_tokenizer.h"
 
 namespace trainrig::bench {
@@ -61,6 +62,27 @@ public:
     }
 };
 
+class TrainBench : public Benchmark {
+public:
+    const char* id() const override { return "train"; }
+    const char* description() const override {
+        return "Reference GPT-2 training: tokens/s, model FLOP/s, step time, peak memory";
+    }
+    std::string skip_reason(const BenchContext&) const override { return {}; }
+    Status run(const BenchContext& ctx, std::vector<BenchRecord>& out) override {
+        TrainBenchOptions o;
+        o.model = ctx.options.train_model;
+        o.seq = ctx.options.train_seq;
+        o.batch = ctx.options.train_batch;
+        o.threads = static_cast<int>(ctx.options.threads);
+        if (ctx.options.quick) {
+            o.warmup_steps = 1;
+            o.timed_steps = 3;
+        }
+        return append(run_train_bench(o), out);
+    }
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<Benchmark>> make_benchmarks() {
@@ -79,6 +101,7 @@ std::vector<std::unique_ptr<Benchmark>> make_benchmarks() {
         make_gpu_bench("burn", "Sustained GEMM load with result checks and telemetry", 1));
     list.push_back(std::make_unique<TokenizerBench>());
     list.push_back(std::make_unique<LoaderBench>());
+    list.push_back(std::make_unique<TrainBench>());
     return list;
 }
 

@@ -32,8 +32,9 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-const std::vector<std::string> kIds = {"cpu-mem", "storage", "h2d",  "d2h",       "hbm",   "gemm",
-                                       "p2p",     "nccl",    "burn", "tokenizer", "loader"};
+const std::vector<std::string> kIds = {"cpu-mem", "storage",   "h2d",    "d2h",
+                                       "hbm",     "gemm",      "p2p",    "nccl",
+                                       "burn",    "tokenizer", "loader", "train"};
 
 // No GPU benchmark plugin, whatever this build or machine has: the GPU benchmarks skip.
 const std::string kNoPlugin = "TRAINRIG_GPU_BENCH_PLUGIN=/nonexistent/libtrainrig_gpu_bench.so";
@@ -226,6 +227,26 @@ TEST_F(BenchCli, CpuMemQuickReportsCopyAndTriadOverAllCores) {
             EXPECT_TRUE(contains(rec.at("expected_source").get<std::string>(), "channels"));
         }
     }
+}
+
+TEST_F(BenchCli, TrainReportsThroughputOfARunThatLearned) {
+    auto r = run_trainrig("bench run train --quick --train-seq 64 --train-batch 2 --json");
+    ASSERT_EQ(r.rc, 0) << r.err << r.out.substr(0, 2000);
+    const json doc = parse(r);
+    for (const char* name : {"tokens", "model-flops", "step-time", "peak-memory"}) {
+        const auto recs = records_named(doc, name);
+        ASSERT_EQ(recs.size(), 1u) << name;
+        const json& rec = recs[0];
+        EXPECT_EQ(rec.at("bench"), "train");
+        EXPECT_EQ(rec.at("params").at("seq"), 64);
+        EXPECT_EQ(rec.at("verified"), true) << rec.dump();
+        for (const auto& s : rec.at("samples")) EXPECT_GT(s.get<double>(), 0);
+    }
+    EXPECT_EQ(records_named(doc, "tokens")[0].at("samples").size(), 3u);  // --quick: 3 timed steps
+    // The trainer's accounting covers what it allocates: within the process's peak.
+    const json mem = records_named(doc, "peak-memory")[0];
+    EXPECT_LE(mem.at("samples")[0].get<double>(),
+              mem.at("counted").at("max_rss_bytes").get<double>());
 }
 
 TEST_F(BenchCli, ANameGivenTwiceRunsOnce) {

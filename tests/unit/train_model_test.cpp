@@ -46,13 +46,23 @@ Batch micro_batch(int vocab, uint64_t seed) {
     return b;
 }
 
+// A double-precision micro model with random parameters (seed) and the gradient of one batch.
+struct Backpropagated {
+    cpu::GptCpu<double> model{micro_config()};
+    Batch batch;
+    Backpropagated(uint64_t param_seed, uint64_t batch_seed) {
+        randomize(model, param_seed, 0.3);
+        batch = micro_batch(model.config().vocab, batch_seed);
+        model.zero_grads();
+        model.forward(batch.inputs.data(), batch.targets.data(), batch.B, batch.T);
+        model.backward(1.0);
+    }
+};
+
 TEST(TrainGradients, EveryParameterMatchesFiniteDifferences) {
-    cpu::GptCpu<double> m(micro_config());
-    randomize(m, 7, 0.3);
-    const Batch b = micro_batch(m.config().vocab, 11);
-    m.zero_grads();
-    m.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
-    m.backward(1.0);
+    Backpropagated run(7, 11);
+    cpu::GptCpu<double>& m = run.model;
+    const Batch& b = run.batch;
     const std::vector<double> analytic = m.grads();
 
     const double h = 1e-5;
@@ -81,12 +91,8 @@ TEST(TrainGradients, EveryParameterMatchesFiniteDifferences) {
 }
 
 TEST(TrainGradients, PaddedVocabularyRowsGetNoGradient) {
-    cpu::GptCpu<double> m(micro_config());
-    randomize(m, 3, 0.3);
-    const Batch b = micro_batch(m.config().vocab, 5);
-    m.zero_grads();
-    m.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
-    m.backward(1.0);
+    Backpropagated run(3, 5);
+    const cpu::GptCpu<double>& m = run.model;
     const TensorSlot& wte = m.layout()[Param::kWte];
     const size_t C = m.config().channels;
     for (size_t i = static_cast<size_t>(m.config().vocab) * C; i < wte.size; ++i)
@@ -94,12 +100,9 @@ TEST(TrainGradients, PaddedVocabularyRowsGetNoGradient) {
 }
 
 TEST(TrainGradients, GradientsAccumulateAcrossBackwardCalls) {
-    cpu::GptCpu<double> m(micro_config());
-    randomize(m, 9, 0.3);
-    const Batch b = micro_batch(m.config().vocab, 2);
-    m.zero_grads();
-    m.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
-    m.backward(1.0);
+    Backpropagated run(9, 2);
+    cpu::GptCpu<double>& m = run.model;
+    const Batch& b = run.batch;
     const std::vector<double> once = m.grads();
     m.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
     m.backward(0.5);

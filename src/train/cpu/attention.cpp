@@ -25,7 +25,7 @@ void attention_forward(T* out, T* lse, const T* qkv, int B, int Tn, int C, int N
     const int hs = C / NH;
     const size_t C3 = static_cast<size_t>(3) * C;
     const T scale = T(1) / std::sqrt(static_cast<T>(hs));
-#pragma omp parallel
+#pragma omp parallel if (parallel_worth(static_cast <size_t>(B) * NH * Tn * Tn * hs))
     {
         std::vector<T> p(static_cast<size_t>(Tn));
 #pragma omp for schedule(static)
@@ -69,7 +69,8 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* out, cons
     const int hs = C / NH;
     const size_t C3 = static_cast<size_t>(3) * C;
     const T scale = T(1) / std::sqrt(static_cast<T>(hs));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule( \
+    static) if (parallel_worth(static_cast <size_t>(B) * NH * Tn * Tn * hs))
     for (long bh = 0; bh < static_cast<long>(B) * NH; ++bh) {
         const int b = static_cast<int>(bh / NH), h = static_cast<int>(bh % NH);
         const size_t hoff = static_cast<size_t>(h) * hs;

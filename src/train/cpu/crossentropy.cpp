@@ -9,7 +9,7 @@ namespace trainrig::train::cpu {
 template <class T>
 void crossentropy_forward(T* losses, T* lse, const T* logits, const uint32_t* targets, size_t N,
                           int V, int Vp) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(N * V))
     for (long n = 0; n < static_cast<long>(N); ++n) {
         const T* z = logits + static_cast<size_t>(n) * Vp;
         T mx = -std::numeric_limits<T>::infinity();
@@ -25,7 +25,7 @@ void crossentropy_forward(T* losses, T* lse, const T* logits, const uint32_t* ta
 template <class T>
 void crossentropy_backward(T* logits, const T* lse, const uint32_t* targets, T dloss, size_t N,
                            int V, int Vp) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(N * V))
     for (long n = 0; n < static_cast<long>(N); ++n) {
         T* z = logits + static_cast<size_t>(n) * Vp;
         const T l = lse[n];

@@ -6,7 +6,7 @@ template <class T>
 void encoder_forward(T* out, const uint32_t* tokens, const T* wte, const T* wpe, int B, int Tn,
                      int C) {
     const long rows = static_cast<long>(B) * Tn;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(static_cast <size_t>(B) * Tn * C))
     for (long n = 0; n < rows; ++n) {
         const T* e = wte + static_cast<size_t>(tokens[n]) * C;
         const T* p = wpe + static_cast<size_t>(n % Tn) * C;
@@ -20,12 +20,12 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const uint32_t* tokens, i
                       int C) {
     // Rows with the same token scatter into the same dwte row: threads split the channels
     // instead of the rows, so no two threads touch one element.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(static_cast <size_t>(B) * Tn * C))
     for (int c = 0; c < C; ++c) {
         for (long n = 0; n < static_cast<long>(B) * Tn; ++n)
             dwte[static_cast<size_t>(tokens[n]) * C + c] += dout[static_cast<size_t>(n) * C + c];
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(static_cast <size_t>(B) * Tn * C))
     for (int t = 0; t < Tn; ++t) {
         T* dp = dwpe + static_cast<size_t>(t) * C;
         for (int b = 0; b < B; ++b) {

@@ -7,7 +7,7 @@ namespace trainrig::train::cpu {
 template <class T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const T* b, size_t N,
                        int C) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(N * C))
     for (long n = 0; n < static_cast<long>(N); ++n) {
         const T* x = inp + static_cast<size_t>(n) * C;
         T* o = out + static_cast<size_t>(n) * C;
@@ -29,7 +29,7 @@ void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* w, const
 template <class T>
 void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, const T* w,
                         const T* mean, const T* rstd, size_t N, int C) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(N * C))
     for (long n = 0; n < static_cast<long>(N); ++n) {
         const T* x = inp + static_cast<size_t>(n) * C;
         const T* d = dout + static_cast<size_t>(n) * C;
@@ -50,7 +50,7 @@ void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, cons
         }
     }
     // The weight and bias gradients sum over rows: each thread owns a range of channels.
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(N * C))
     for (int c = 0; c < C; ++c) {
         T gw = 0, gb = 0;
         for (size_t n = 0; n < N; ++n) {

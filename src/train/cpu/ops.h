@@ -14,6 +14,11 @@ namespace trainrig::train::cpu {
 
 inline constexpr double kLayerNormEps = 1e-5;
 
+// Below about this many multiply-adds a parallel region costs more than it saves (and with more
+// threads than free cores, far more). Which thread computes an element never changes a result,
+// so this only moves time.
+inline bool parallel_worth(size_t work) { return work >= (size_t{1} << 16); }
+
 // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]
 template <class T>
 void encoder_forward(T* out, const uint32_t* tokens, const T* wte, const T* wpe, int B, int Tn,

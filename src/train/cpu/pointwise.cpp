@@ -15,7 +15,7 @@ constexpr T kGeluCube = static_cast<T>(0.044715);
 
 template <class T>
 void gelu_forward(T* out, const T* inp, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(n))
     for (long i = 0; i < static_cast<long>(n); ++i) {
         const T x = inp[i];
         out[i] = T(0.5) * x * (T(1) + std::tanh(kGeluScale<T> * (x + kGeluCube<T> * x * x * x)));
@@ -24,7 +24,7 @@ void gelu_forward(T* out, const T* inp, size_t n) {
 
 template <class T>
 void gelu_backward(T* dinp, const T* inp, const T* dout, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(n))
     for (long i = 0; i < static_cast<long>(n); ++i) {
         const T x = inp[i];
         const T u = kGeluScale<T> * (x + kGeluCube<T> * x * x * x);
@@ -37,7 +37,7 @@ void gelu_backward(T* dinp, const T* inp, const T* dout, size_t n) {
 
 template <class T>
 void residual_forward(T* out, const T* a, const T* b, size_t n) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel_worth(n))
     for (long i = 0; i < static_cast<long>(n); ++i) out[i] = a[i] + b[i];
 }
 

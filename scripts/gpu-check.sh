@@ -4,7 +4,8 @@
 # offline gives the same findings, cross-checks doctor's PCI facts against nvidia-smi, and times
 # `trainrig doctor` beside `nvidia-smi -q` (pairs run in turn, medians and the ratio), then runs
 # every GPU benchmark (`bench run ... --quick`) and the same measurements through PyTorch on the
-# same GPU, and records the ratios trainrig / PyTorch. Under eight minutes on one GPU.
+# same GPU, and records the ratios trainrig / PyTorch, and times PyTorch training GPT-2 124M (the
+# figure the CUDA training backend will be compared with). Under ten minutes on one GPU.
 # Everything lands as files under $OUT (default build/gpu-check-out).
 # Usage: scripts/gpu-check.sh [BUNDLE]   (BUNDLE from scripts/gpu-bundle.sh, default build/gpu-bundle)
 # Read-only: it never changes clocks, power, persistence or MIG settings.
@@ -104,6 +105,13 @@ for r in rows:
     print(f'{r["bench"]:5} {r["name"]:9} {str(r["shape"] or ""):22} trainrig/torch {r["ratio"]:.3f}')
 PY
 fi
+
+log "train: PyTorch GPT-2 124M, the reference for the CUDA backend (bf16 autocast, SDPA, torch.compile)"
+# trainrig's CUDA backend is not built yet; this records the figure it will be compared with.
+timeout -k 10 300 python3 bench/scripts/gpt2_torch.py --device cuda --seq 1024 --batch 16 \
+    --steps 40 --warmup-steps 15 > "$out/train-torch-gpt2.json" 2> "$out/train-torch-gpt2.err"
+echo "train reference exit code: $?" | tee -a "$out/bench-exit.txt"
+cat "$out/train-torch-gpt2.json"
 
 log "nvidia-smi facts for the cross-check"
 nvidia-smi --query-gpu=index,name,pci.bus_id,pci.device_id,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,memory.total \

@@ -249,6 +249,15 @@ Result<std::string> CheckpointStore::save(const CheckpointState& s) {
     std::error_code ec;
     fs::remove_all(tmp, ec);
     if (::mkdir(tmp.c_str(), 0755) != 0) return errno_status(errno, "create", tmp);
+    // A save that fails (disk full, I/O error) takes its partial folder with it.
+    struct RemoveUnlessRenamed {
+        const std::string& path;
+        bool renamed = false;
+        ~RemoveUnlessRenamed() {
+            std::error_code ignored;
+            if (!renamed) fs::remove_all(path, ignored);
+        }
+    } cleanup{tmp};
 
     const size_t pbytes = s.params.size() * sizeof(float);
     TRAINRIG_TRY(write_durable(tmp + "/model.bin", s.params.data(), pbytes));
@@ -287,6 +296,7 @@ Result<std::string> CheckpointStore::save(const CheckpointState& s) {
     // A folder of this step left by a crash before its marker is replaced.
     fs::remove_all(final_dir, ec);
     if (::rename(tmp.c_str(), final_dir.c_str()) != 0) return errno_status(errno, "rename", tmp);
+    cleanup.renamed = true;
     TRAINRIG_TRY(fsync_dir(dir_));
     crash_point("renamed", s.step);
     const std::string marker = fmt::format("{}\n", s.step);

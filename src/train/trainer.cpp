@@ -139,6 +139,16 @@ Result<std::optional<CheckpointState>> load_for_resume(CheckpointStore* store, B
     return found;
 }
 
+// Every rank learns whether any rank failed, so none waits in a collective for one that left.
+Status agree(Communicator& comm, const Status& local, const char* what) {
+    double failed = local.ok() ? 0.0 : 1.0;
+    TRAINRIG_TRY(comm.all_reduce_sum(&failed, 1));
+    if (!local.ok()) return local;
+    if (failed > 0)
+        return Status(Errc::kInvalidInput, fmt::format("another rank could not {}", what));
+    return ok_status();
+}
+
 // Data parallelism keeps one model: after the same all-reduced update every rank must hold
 // bit-identical weights. Rank 0's digest is compared by everyone; the answer is agreed on.
 Result<bool> replicas_identical(Backend& backend, Communicator& comm) {
@@ -217,42 +227,50 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
     sum.world = comm.world();
     const bool lead = comm.rank() == 0;
 
-    auto corpus = data::TokenCorpus::open(o.data);
-    if (!corpus.ok()) return corpus.status();
+    // Everything a rank can fail at on its own (its data, rank 0's checkpoint directory and
+    // log) comes first; then the ranks agree before the first collective that needs them all.
+    std::optional<data::WindowLoader> loader;
+    std::optional<Evaluator> evaluator;
+    std::optional<CheckpointStore> store;
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> log(nullptr, &std::fclose);
     data::LoaderOptions lo;
     lo.batch = static_cast<uint64_t>(o.batch);
     lo.window = static_cast<uint64_t>(o.seq);
     lo.seed = o.seed;
     lo.rank = comm.rank();
     lo.world = comm.world();
-    auto loader = data::WindowLoader::create(*corpus, lo);
-    if (!loader.ok()) return loader.status();
-
-    std::optional<Evaluator> evaluator;
-    if (!o.val_data.empty()) {
-        auto val = data::TokenCorpus::open(o.val_data);
-        if (!val.ok()) return val.status();
-        data::LoaderOptions vo = lo;
-        vo.shuffle = false;
-        vo.seed = 0;
-        TRAINRIG_TRY(data::WindowLoader::create(*val, vo).status());
-        evaluator.emplace(*val, vo, o.val_batches);
-    }
+    auto setup = [&]() -> Status {
+        auto corpus = data::TokenCorpus::open(o.data);
+        if (!corpus.ok()) return corpus.status();
+        auto created = data::WindowLoader::create(*corpus, lo);
+        if (!created.ok()) return created.status();
+        loader.emplace(std::move(created).value());
+        if (!o.val_data.empty()) {
+            auto val = data::TokenCorpus::open(o.val_data);
+            if (!val.ok()) return val.status();
+            data::LoaderOptions vo = lo;
+            vo.shuffle = false;
+            vo.seed = 0;
+            TRAINRIG_TRY(data::WindowLoader::create(*val, vo).status());
+            evaluator.emplace(*val, vo, o.val_batches);
+        }
+        if (lead && !o.ckpt_dir.empty()) {
+            auto opened = CheckpointStore::open(o.ckpt_dir, o.keep);
+            if (!opened.ok()) return opened.status();
+            store.emplace(std::move(opened).value());
+        }
+        if (lead && !o.log_path.empty()) {
+            log.reset(std::fopen(o.log_path.c_str(), "ae"));
+            if (!log) return errno_status(errno, "open", o.log_path);
+        }
+        return ok_status();
+    };
+    TRAINRIG_TRY(agree(comm, setup(), "read its data or open its outputs"));
 
     std::unique_ptr<Backend> backend = make_cpu_backend(o.model, o.opt);
     backend->init_weights(o.seed);
     sum.model_params = ParamLayout(o.model).total();
     Rng rng(o.seed);  // the run's stream for stochastic layers; GPT-2 here has none
-
-    std::optional<CheckpointStore> store;
-    if (!o.ckpt_dir.empty() && lead) {
-        auto s = CheckpointStore::open(o.ckpt_dir, o.keep);
-        if (!s.ok()) return s.status();
-        store.emplace(std::move(s).value());
-    }
-    // Agree that rank 0 could open the store before anyone waits on it.
-    double store_ok = (!o.ckpt_dir.empty() && lead && !store) ? 0.0 : 1.0;
-    TRAINRIG_TRY(comm.all_reduce_sum(&store_ok, 1));
 
     if (o.resume) {
         auto r =
@@ -263,7 +281,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
             TRAINRIG_TRY(backend->load_state(s));
             auto state = data::LoaderState::from_json(s.loader_json);
             if (!state.ok()) return state.status();
-            TRAINRIG_TRY(loader.value().restore(*state));
+            TRAINRIG_TRY(loader->restore(*state));
             rng.set_state(s.rng_state);
             sum.start_step = s.step;
             sum.resumed_from = store ? store->folder(s.step) : fmt::format("step {}", s.step);
@@ -277,11 +295,6 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
         return sum;
     }
 
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> log(nullptr, &std::fclose);
-    if (lead && !o.log_path.empty()) {
-        log.reset(std::fopen(o.log_path.c_str(), "ae"));
-        if (!log) return errno_status(errno, "open", o.log_path);
-    }
     std::optional<CheckpointWriter> writer;
     if (store) writer.emplace(*store);
     std::string last_good = sum.resumed_from;
@@ -293,7 +306,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
     }
 
     CancelSignals cancel;
-    BatchSource batches(std::move(loader).value(), o.batch, o.seq, o.model.vocab);
+    BatchSource batches(std::move(*loader), o.batch, o.seq, o.model.vocab);
     const double flops_per_token = train_flops_per_token(o.model, o.seq);
     sum.flops_per_token = flops_per_token;
     const uint64_t tokens_per_step =

@@ -131,7 +131,9 @@ Result<std::string> read_state_text(const std::string& path) {
     return read_all(fd, path, 16u << 20);
 }
 
-Result<CheckpointState> read_checkpoint(const std::string& folder, const ModelConfig& expected) {
+// *other_shape is set when the folder is sound but holds another model shape.
+Result<CheckpointState> read_checkpoint(const std::string& folder, const ModelConfig& expected,
+                                        bool* other_shape) {
     auto text = read_state_text(folder + "/state.json");
     if (!text.ok()) return text.status();
     CheckpointState s;
@@ -152,6 +154,7 @@ Result<CheckpointState> read_checkpoint(const std::string& folder, const ModelCo
         s.model.vocab = m.at("vocab").get<int>();
         s.model.padded_vocab = m.at("padded_vocab").get<int>();
         if (j.at("config_hash").get<std::string>() != config_hash(expected)) {
+            *other_shape = true;
             return Status(Errc::kInvalidInput,
                           fmt::format("checkpoint {} is of a different model ({}) than this run "
                                       "({})",
@@ -324,10 +327,11 @@ void CheckpointStore::prune(int64_t newest) {
 Result<std::optional<CheckpointState>> CheckpointStore::load_latest(
     const ModelConfig& expected, std::vector<std::string>* skipped) {
     for (int64_t step : committed_steps()) {
-        auto s = read_checkpoint(folder(step), expected);
+        bool other_shape = false;
+        auto s = read_checkpoint(folder(step), expected, &other_shape);
         if (s.ok()) return std::optional<CheckpointState>(std::move(s).value());
         // Another model's checkpoint is the user's mistake, not damage: never skip past it.
-        if (s.status().message().find("different model") != std::string::npos) return s.status();
+        if (other_shape) return s.status();
         if (skipped) skipped->push_back(s.status().message());
     }
     return std::optional<CheckpointState>();

@@ -87,8 +87,7 @@ double GptCpu<T>::forward(const uint32_t* inputs, const uint32_t* targets, int B
     const int C = config_.channels, NH = config_.heads, L = config_.layers;
     const size_t uC = C;
     std::copy(inputs, inputs + N, inputs_.begin());
-    have_targets_ = targets != nullptr;
-    if (have_targets_) std::copy(targets, targets + N, targets_.begin());
+    if (targets != nullptr) std::copy(targets, targets + N, targets_.begin());
 
     encoder_forward(encoded_.data(), inputs_.data(), p(Param::kWte), p(Param::kWpe), B, Tn, C);
     const T* residual = encoded_.data();
@@ -117,7 +116,7 @@ double GptCpu<T>::forward(const uint32_t* inputs, const uint32_t* targets, int B
                       p(Param::kLnfB), N, C);
     matmul_forward(logits_.data(), lnf_.data(), p(Param::kWte), static_cast<const T*>(nullptr), N,
                    C, config_.padded_vocab);
-    if (!have_targets_) return 0;
+    if (targets == nullptr) return 0;
     crossentropy_forward(losses_.data(), row_lse_.data(), logits_.data(), targets_.data(), N,
                          config_.vocab, config_.padded_vocab);
     double sum = 0;  // in a fixed order: the same total for any thread count

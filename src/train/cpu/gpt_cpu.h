@@ -54,7 +54,6 @@ private:
     std::vector<T> params_, grads_;
 
     int B_ = 0, T_ = 0;
-    bool have_targets_ = false;
     std::vector<uint32_t> inputs_, targets_;
     std::vector<T> encoded_, lnf_, lnf_mean_, lnf_rstd_, logits_, losses_, row_lse_, scratch_;
     std::vector<LayerActs> layers_;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Packs build/trainrig, the GPU benchmark plugin (libtrainrig_gpu_bench.so) and the GPU tests with
+# Packs build/trainrig, the GPU benchmark plugin (libtrainrig_gpu_bench.so), the CUDA training
+# backend (libtrainrig_train_cuda.so) and the GPU tests with
 # the shared libraries a bare GPU machine may lack (hwloc, fmt, udev, toml++, PCRE2, simdjson,
 # SentencePiece, zstd, utf8proc; libmpi when the plugin was built with MPI) into a folder (default
 # build/gpu-bundle/) that scripts/gpu-check.sh runs from.
@@ -15,7 +16,7 @@ cp "$bin" "$dest/trainrig"
 strip --strip-debug "$dest/trainrig" 2>/dev/null || true
 # The GPU tests (label gpu) when they were built; they link the same libraries (gpu_data_tests
 # links the static CUDA runtime too).
-for t in gpu_tests gpu_data_tests gpu_bench_tests; do
+for t in gpu_tests gpu_data_tests gpu_bench_tests gpu_train_tests; do
     if [ -x "$(dirname "$bin")/$t" ]; then
         cp "$(dirname "$bin")/$t" "$dest/$t"
         strip --strip-debug "$dest/$t" 2>/dev/null || true
@@ -28,6 +29,13 @@ if [ -f "$plugin" ]; then
     cp "$plugin" "$dest/libtrainrig_gpu_bench.so"
     strip --strip-debug "$dest/libtrainrig_gpu_bench.so" 2>/dev/null || true
     libs_of+=("$plugin")
+fi
+# The CUDA training backend (trainrig train --backend cuda loads it from beside the binary).
+train_plugin="$(dirname "$bin")/libtrainrig_train_cuda.so"
+if [ -f "$train_plugin" ]; then
+    cp "$train_plugin" "$dest/libtrainrig_train_cuda.so"
+    strip --strip-debug "$dest/libtrainrig_train_cuda.so" 2>/dev/null || true
+    libs_of+=("$train_plugin")
 fi
 # cuBLASLt and NCCL are the GPU machine's own (too large to carry); the plugin's other
 # libraries (fmt, and libmpi with its own when built with MPI) travel in lib/.

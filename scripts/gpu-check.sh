@@ -4,8 +4,9 @@
 # offline gives the same findings, cross-checks doctor's PCI facts against nvidia-smi, and times
 # `trainrig doctor` beside `nvidia-smi -q` (pairs run in turn, medians and the ratio), then runs
 # every GPU benchmark (`bench run ... --quick`) and the same measurements through PyTorch on the
-# same GPU, and records the ratios trainrig / PyTorch, and times PyTorch training GPT-2 124M (the
-# figure the CUDA training backend will be compared with). Under ten minutes on one GPU.
+# same GPU, and records the ratios trainrig / PyTorch; then checks the CUDA training backend
+# against the CPU reference, trains GPT-2 124M on it (tokens/s, MFU, phases, memory) and PyTorch
+# on the same shape, and records that ratio too. Under ten minutes on one GPU.
 # Everything lands as files under $OUT (default build/gpu-check-out).
 # Usage: scripts/gpu-check.sh [BUNDLE]   (BUNDLE from scripts/gpu-bundle.sh, default build/gpu-bundle)
 # Read-only: it never changes clocks, power, persistence or MIG settings.
@@ -106,12 +107,44 @@ for r in rows:
 PY
 fi
 
-log "train: PyTorch GPT-2 124M, the reference for the CUDA backend (bf16 autocast, SDPA, torch.compile)"
-# trainrig's CUDA backend is not built yet; this records the figure it will be compared with.
+if [ -x "$bundle/gpu_train_tests" ] && [ -f "$bundle/libtrainrig_train_cuda.so" ]; then
+    log "train: the CUDA backend against the CPU reference (small models: loss, gradients, steps)"
+    TRAINRIG_TRAIN_PLUGIN="$PWD/$bundle/libtrainrig_train_cuda.so" timeout -k 10 180 \
+        "$bundle/gpu_train_tests" --gtest_output="json:$out/gpu-train-tests.json" 2>&1 | tail -30
+    log "train: GPT-2 124M on the CUDA backend (bench run train: tokens/s, MFU, phases, memory)"
+    timeout -k 15 240 "$bin" bench run train --train-backend cuda --train-model gpt2 \
+        --train-seq 1024 --train-batch 16 --json -o "$out/bench-train-cuda.json" \
+        2> "$out/bench-train-cuda.err"
+    echo "bench train (cuda) exit code: $?" | tee -a "$out/bench-exit.txt"
+    tail -5 "$out/bench-train-cuda.err"
+fi
+
+log "train: PyTorch GPT-2 124M of the same shape (bf16 autocast, SDPA, torch.compile)"
 timeout -k 10 300 python3 bench/scripts/gpt2_torch.py --device cuda --seq 1024 --batch 16 \
     --steps 40 --warmup-steps 15 > "$out/train-torch-gpt2.json" 2> "$out/train-torch-gpt2.err"
 echo "train reference exit code: $?" | tee -a "$out/bench-exit.txt"
 cat "$out/train-torch-gpt2.json"
+python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+try:
+    ours = {r["name"]: r for r in json.load(open(f"{out}/bench-train-cuda.json"))["results"]}
+    torch = json.load(open(f"{out}/train-torch-gpt2.json"))
+except (OSError, ValueError, KeyError) as e:
+    print(f"no train comparison: {e}")
+    sys.exit(0)
+tps = ours["tokens"]["median"]
+ref = torch.get("tokens_per_s")
+row = {"trainrig_tokens_per_s": tps, "torch_tokens_per_s": ref,
+       "ratio": tps / ref if ref else None,
+       "trainrig_mfu": ours.get("mfu", {}).get("median"),
+       "trainrig_median_phase_s": ours["tokens"]["counted"]["median_phase_s"],
+       "trainrig_peak_memory": ours["peak-memory"]["counted"],
+       "verified": ours["tokens"].get("verified"),
+       "goals": {"mfu": 0.50, "ratio_vs_torch": 1.2}}
+json.dump(row, open(f"{out}/train-vs-torch.json", "w"), indent=2)
+print(json.dumps(row, indent=2))
+PY
 
 log "nvidia-smi facts for the cross-check"
 nvidia-smi --query-gpu=index,name,pci.bus_id,pci.device_id,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,pcie.link.width.max,memory.total \
@@ -182,7 +215,8 @@ PY
 # What comes back is limited in number of files: the secondary ones travel in one archive.
 details=()
 for f in doctor-offline.json nvidia-smi.csv nvidia-smi-memory.txt topo.json machine.txt \
-         bench-list.txt bench-{h2d,hbm,gemm,d2h,p2p,nccl,burn}.json; do
+         bench-list.txt bench-{h2d,hbm,gemm,d2h,p2p,nccl,burn}.json bench-train-cuda.err \
+         train-torch-gpt2.err; do
     [ -f "$out/$f" ] && details+=("$f")
 done
 tar -C "$out" -czf "$out/details.tar.gz" "${details[@]}" && \

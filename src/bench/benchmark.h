@@ -38,6 +38,7 @@ struct BenchOptions {
     std::vector<std::string> shards;
     uint64_t batch = 8, window = 1024, steps = 200;
     // train
+    std::string train_backend = "cpu";
     std::string train_model = "tiny";
     int train_seq = 256, train_batch = 4;
 };

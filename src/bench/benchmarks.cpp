@@ -71,6 +71,7 @@ public:
     std::string skip_reason(const BenchContext&) const override { return {}; }
     Status run(const BenchContext& ctx, std::vector<BenchRecord>& out) override {
         TrainBenchOptions o;
+        o.backend = ctx.options.train_backend;
         o.model = ctx.options.train_model;
         o.seq = ctx.options.train_seq;
         o.batch = ctx.options.train_batch;

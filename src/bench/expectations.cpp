@@ -103,6 +103,10 @@ constexpr double kHbmCopyEfficiency = 0.80;
 // 989, B200 1745 of 2250 (stas00/ml-engineering "maximum achievable matmul FLOPs").
 constexpr double kGemmEfficiency = 0.78;
 
+// `bench run train` on a GPU (train() below gives the sources).
+constexpr double kTrainMfu = 0.50;
+constexpr double kTrainScaling = 0.90;
+
 // all_reduce reaches its bus bandwidth plateau on messages of hundreds of MB (nccl-tests'
 // large-message rows); smaller sizes are reported without an expectation.
 constexpr double kNcclLargeBytes = 256.0 * (1 << 20);
@@ -194,6 +198,23 @@ std::optional<Expectation> nccl(const BenchRecord& r, const plan::GpuSpec& g,
                     link->name, link->bytes_per_s / 1e9, link->efficiency, link->source)};
 }
 
+// The reference trainer on a catalogued GPU: about half the dense bf16 peak as model FLOPs, as
+// llm.c reaches for GPT-2 (124M on 8x A100 ≈ 56 %, 1.5B on 8x H100 ≈ 47 %; FACTS.md §8), and
+// data-parallel scaling of at least 90 % of N x one GPU (the article's acceptance criterion,
+// §5.3).
+std::optional<Expectation> train(const BenchRecord& r, const plan::GpuSpec& g) {
+    if (r.name == "mfu")
+        return Expectation{kTrainMfu, fmt::format("{:.0f} % MFU on {} (llm.c's GPT-2 figures on "
+                                                  "A100/H100)",
+                                                  100 * kTrainMfu, g.name)};
+    if (r.name == "scaling")
+        return Expectation{kTrainScaling,
+                           fmt::format("{:.0f} % of N x one GPU's tokens/s (the article's "
+                                       "multi-GPU acceptance criterion)",
+                                       100 * kTrainScaling)};
+    return std::nullopt;
+}
+
 std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog& catalog) {
     const plan::GpuSpec* g = catalog_gpu(text(r.target, "gpu_name"), catalog);
     if (!g) return std::nullopt;
@@ -225,6 +246,7 @@ std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog
                         g->name, dtype, peak / 1e12, g->source)};
     }
     if (r.bench == "nccl") return nccl(r, *g, catalog);
+    if (r.bench == "train") return train(r, *g);
     return std::nullopt;
 }
 

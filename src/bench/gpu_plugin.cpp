@@ -2,36 +2,19 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <vector>
 
 #include "bench/bench_document.h"
 #include "bench/gpu_plugin_abi.h"
 #include "core/cancel_signals.h"
+#include "core/plugin_library.h"
 
 namespace trainrig::bench {
 namespace {
 
 constexpr const char* kPluginName = "libtrainrig_gpu_bench.so";
-
-std::vector<std::string> candidates() {
-    std::vector<std::string> out;
-    if (const char* env = std::getenv("TRAINRIG_GPU_BENCH_PLUGIN"); env && *env) {
-        out.emplace_back(env);
-        return out;
-    }
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        out.push_back((exe.parent_path() / kPluginName).string());
-        out.push_back((exe.parent_path() / "../lib/trainrig" / kPluginName).string());
-    }
-    out.emplace_back(kPluginName);  // LD_LIBRARY_PATH and the system's paths
-    return out;
-}
 
 // The loaded plugin, or why there is none. Loaded once, on the first question.
 class Plugin {
@@ -58,17 +41,9 @@ private:
     Plugin() {
         // Errors worth showing: a plugin that exists but does not load (a CUDA library it needs
         // is missing). Not finding the plugin at all means this build has no GPU benchmarks.
-        std::string errors;
-        for (const auto& path : candidates()) {
-            const bool bare = path.find('/') == std::string::npos;
-            if (!bare && ::access(path.c_str(), F_OK) != 0) continue;
-            handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-            if (handle_) break;
-            const std::string e = ::dlerror();
-            if (bare && e.starts_with(std::string(kPluginName) + ": cannot open shared object"))
-                continue;
-            errors += (errors.empty() ? "" : "; ") + e;
-        }
+        const PluginLibrary lib = load_plugin_library(kPluginName, "TRAINRIG_GPU_BENCH_PLUGIN");
+        handle_ = lib.handle;
+        const std::string& errors = lib.error;
         if (!handle_) {
             unavailable_ = errors.empty()
                                ? "this trainrig has no GPU benchmarks (built without CUDA, or " +

@@ -106,6 +106,8 @@ public:
         data->add_option("--steps", o_.steps, "loader: batches per timed run (default 200)")
             ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
         auto* train = run_->add_option_group("train", "the reference GPT-2 training run");
+        train->add_option("--train-backend", o_.train_backend, "train: cpu (default) or cuda")
+            ->check(CLI::IsMember({"cpu", "cuda"}));
         train->add_option("--train-model", o_.train_model,
                           "train: tiny (default), gpt2, gpt2-medium, gpt2-large or gpt2-xl");
         train->add_option("--train-seq", o_.train_seq, "train: sequence length (default 256)")

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "train/communicator.h"
+#include "train/device_run.h"
 #include "train/render_summary.h"
 #include "train/trainer.h"
 
@@ -91,7 +93,19 @@ public:
         if (threads_ > 0) omp_set_num_threads(threads_);
         auto comm = train::make_communicator();
         if (!comm.ok()) return print_error("train", comm.status());
-        train::Communicator& c = **comm;
+        train::DeviceRun device;
+        if (o_.backend == "cuda") {
+            auto prepared = train::prepare_device_run(o_, **comm);
+            if (!prepared.ok()) return print_error("train", prepared.status());
+            device = std::move(prepared).value();
+        } else if (!train::launched_by_mpi() && std::getenv("WORLD_SIZE") &&
+                   std::atoi(std::getenv("WORLD_SIZE")) > 1) {
+            return print_error("train", Status(Errc::kUnsupported,
+                                               "WORLD_SIZE is set, but the cpu backend runs "
+                                               "data-parallel only under mpirun or srun",
+                                               "launch with mpirun -np N"));
+        }
+        train::Communicator& c = device.comm ? *device.comm : **comm;
         const bool show = c.rank() == 0 && !json_ && !no_progress_ && ::isatty(STDERR_FILENO);
         if (show) {
             o_.on_step = [](const train::StepRecord& r) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "train/checkpoint.h"
@@ -22,24 +23,29 @@ public:
     virtual std::string name() const = 0;
     virtual const ModelConfig& config() const = 0;
 
-    virtual void init_weights(uint64_t seed) = 0;
-    virtual void zero_grads() = 0;
-    // Mean loss of the micro-batch; B·T inputs and targets.
-    virtual double forward(const uint32_t* inputs, const uint32_t* targets, int B, int Tn) = 0;
-    // Adds loss_scale × d(mean loss)/dθ to the gradients.
-    virtual void backward(float loss_scale) = 0;
-    // Sums the gradients over all ranks.
+    // Every call may fail on a device (out of memory, a lost GPU); the CPU backend never does.
+    virtual Status init_weights(uint64_t seed) = 0;
+    virtual Status zero_grads() = 0;
+    // Mean loss of the micro-batch; B·T inputs and targets (targets may be null: no loss).
+    virtual Result<double> forward(const uint32_t* inputs, const uint32_t* targets, int B,
+                                   int Tn) = 0;
+    // Adds loss_scale × d(mean loss)/dθ to the gradients. `last` marks the last micro-batch of
+    // a step: a device backend starts the gradient all-reduce as layers finish.
+    virtual Status backward(float loss_scale, bool last) = 0;
+    // Sums the gradients over all ranks (or waits for the sum backward started).
     virtual Status all_reduce_grads(Communicator& comm) = 0;
     // Global L2 norm of the (reduced) gradients.
-    virtual double grad_norm() = 0;
+    virtual Result<double> grad_norm() = 0;
     // Clips by the configured norm and applies AdamW at learning rate lr; t is 1-based.
-    virtual void update(double lr, int64_t t, double norm) = 0;
+    virtual Status update(double lr, int64_t t, double norm) = 0;
 
     // Copies parameters and optimizer moments to the host (for a checkpoint), and back.
-    virtual void save_state(CheckpointState& s) = 0;
+    virtual Status save_state(CheckpointState& s) = 0;
     virtual Status load_state(const CheckpointState& s) = 0;
+    // The gradients as fp32 in ParamLayout order, to compare backends tensor by tensor.
+    virtual Status copy_grads(std::vector<float>& out) = 0;
     // A digest of the parameters' bytes, to compare replicas across ranks.
-    virtual uint64_t params_digest() = 0;
+    virtual Result<uint64_t> params_digest() = 0;
     // Device bytes the model state and activations hold at most so far.
     virtual size_t peak_memory_bytes() const = 0;
 };

@@ -16,25 +16,37 @@ public:
 
     std::string name() const override { return "cpu"; }
     const ModelConfig& config() const override { return model_.config(); }
-    void init_weights(uint64_t seed) override { model_.init_weights(seed); }
-    void zero_grads() override { model_.zero_grads(); }
-    double forward(const uint32_t* inputs, const uint32_t* targets, int B, int Tn) override {
+    Status init_weights(uint64_t seed) override {
+        model_.init_weights(seed);
+        return ok_status();
+    }
+    Status zero_grads() override {
+        model_.zero_grads();
+        return ok_status();
+    }
+    Result<double> forward(const uint32_t* inputs, const uint32_t* targets, int B,
+                           int Tn) override {
         const double loss = model_.forward(inputs, targets, B, Tn);
         peak_ = std::max(peak_, state_bytes() + model_.activation_bytes());
         return loss;
     }
-    void backward(float loss_scale) override { model_.backward(loss_scale); }
+    Status backward(float loss_scale, bool) override {
+        model_.backward(loss_scale);
+        return ok_status();
+    }
     Status all_reduce_grads(Communicator& comm) override {
         return comm.all_reduce_sum(model_.grads().data(), model_.grads().size());
     }
-    double grad_norm() override { return global_norm(model_.grads()); }
-    void update(double lr, int64_t t, double norm) override {
+    Result<double> grad_norm() override { return global_norm(model_.grads()); }
+    Status update(double lr, int64_t t, double norm) override {
         adam_.step(model_.params(), model_.grads(), lr, t, norm);
+        return ok_status();
     }
-    void save_state(CheckpointState& s) override {
+    Status save_state(CheckpointState& s) override {
         s.params = model_.params();
         s.adam_m = adam_.m();
         s.adam_v = adam_.v();
+        return ok_status();
     }
     Status load_state(const CheckpointState& s) override {
         const size_t n = model_.params().size();
@@ -46,8 +58,12 @@ public:
         std::copy(s.adam_v.begin(), s.adam_v.end(), adam_.v().begin());
         return ok_status();
     }
+    Status copy_grads(std::vector<float>& out) override {
+        out = model_.grads();
+        return ok_status();
+    }
     size_t peak_memory_bytes() const override { return peak_; }
-    uint64_t params_digest() override {
+    Result<uint64_t> params_digest() override {
         return fnv1a64(model_.params().data(), model_.params().size() * sizeof(float));
     }
 

@@ -60,17 +60,27 @@ AdamW::AdamW(const ParamLayout& layout, OptimizerConfig config)
       m_(layout.total()),
       v_(layout.total()) {}
 
+AdamWStep adamw_step(const OptimizerConfig& c, double lr, int64_t t, double norm) {
+    AdamWStep a;
+    if (c.grad_clip > 0 && norm > c.grad_clip && std::isfinite(norm))
+        a.clip = static_cast<float>(c.grad_clip / norm);
+    a.lr = static_cast<float>(lr);
+    a.beta1 = static_cast<float>(c.beta1);
+    a.beta2 = static_cast<float>(c.beta2);
+    a.c1 = static_cast<float>(1.0 - std::pow(c.beta1, static_cast<double>(t)));
+    a.c2 = static_cast<float>(1.0 - std::pow(c.beta2, static_cast<double>(t)));
+    a.eps = static_cast<float>(c.eps);
+    a.decay = static_cast<float>(c.weight_decay);
+    return a;
+}
+
 void AdamW::step(std::span<float> params, std::span<float> grads, double lr, int64_t t,
                  double norm) {
-    float clip = 1.0f;
-    if (config_.grad_clip > 0 && norm > config_.grad_clip && std::isfinite(norm))
-        clip = static_cast<float>(config_.grad_clip / norm);
-    const auto b1 = static_cast<float>(config_.beta1), b2 = static_cast<float>(config_.beta2);
-    const auto c1 = static_cast<float>(1.0 - std::pow(config_.beta1, static_cast<double>(t)));
-    const auto c2 = static_cast<float>(1.0 - std::pow(config_.beta2, static_cast<double>(t)));
-    const auto flr = static_cast<float>(lr), eps = static_cast<float>(config_.eps);
+    const AdamWStep a = adamw_step(config_, lr, t, norm);
+    const float clip = a.clip, b1 = a.beta1, b2 = a.beta2, c1 = a.c1, c2 = a.c2, flr = a.lr,
+                eps = a.eps;
     for (const TensorSlot& s : slots_) {
-        const float wd = s.matrix ? static_cast<float>(config_.weight_decay) : 0.0f;
+        const float wd = s.matrix ? a.decay : 0.0f;
         float* p = params.data() + s.offset;
         float* g = grads.data() + s.offset;
         float* m = m_.data() + s.offset;

@@ -34,6 +34,16 @@ double learning_rate(const OptimizerConfig& c, int64_t step, int64_t total);
 // the value does not depend on the thread count.
 double global_norm(std::span<const float> grads);
 
+// The scalars of one AdamW update, in the float arithmetic every backend applies per element:
+//   g = grad·clip; m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²
+//   p -= lr · (m/c1 / (sqrt(v/c2) + eps) + wd · p)
+// clip scales the gradients down to grad_clip when `norm` exceeds it; t is 1-based.
+struct AdamWStep {
+    float clip = 1, lr = 0, beta1 = 0, beta2 = 0, c1 = 1, c2 = 1, eps = 0;
+    float decay = 0;  // for matrices; 0 for biases and norms
+};
+AdamWStep adamw_step(const OptimizerConfig& c, double lr, int64_t t, double norm);
+
 class AdamW {
 public:
     AdamW(const ParamLayout& layout, OptimizerConfig config);

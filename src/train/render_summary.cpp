@@ -24,6 +24,8 @@ std::string summary_json(const TrainOptions& o, const TrainSummary& s, const std
         {"stop", stop_reason_name(s.stop)},
         {"message", s.message},
         {"backend", o.backend},
+        {"device",
+         o.device.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.device)},
         {"communicator", comm},
         {"world", s.world},
         {"model",
@@ -73,8 +75,9 @@ std::string summary_json(const TrainOptions& o, const TrainSummary& s, const std
 
 std::string summary_text(const TrainOptions& o, const TrainSummary& s, const std::string& comm) {
     std::string out =
-        fmt::format("trainrig train: {} ({} backend, {} rank{} over {})\n",
-                    stop_reason_name(s.stop), o.backend, s.world, s.world == 1 ? "" : "s", comm);
+        fmt::format("trainrig train: {} ({} backend{}, {} rank{} over {})\n",
+                    stop_reason_name(s.stop), o.backend, o.device.empty() ? "" : " on " + o.device,
+                    s.world, s.world == 1 ? "" : "s", comm);
     if (!s.message.empty()) out += fmt::format("  {}\n", s.message);
     out += fmt::format("  model        {} ({:.1f}M parameters, {} layers, {} heads, {} channels)\n",
                        o.model.name, static_cast<double>(s.model_params) / 1e6, o.model.layers,

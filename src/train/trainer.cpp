@@ -83,7 +83,9 @@ public:
             TRAINRIG_TRY(split_windows(rows, static_cast<int>(options_.batch),
                                        static_cast<int>(options_.window), backend.config().vocab,
                                        b));
-            sum += backend.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
+            auto loss = backend.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
+            if (!loss.ok()) return loss.status();
+            sum += *loss;
         }
         double mean = sum / static_cast<double>(n);
         TRAINRIG_TRY(comm.all_reduce_sum(&mean, 1));
@@ -130,7 +132,8 @@ Result<std::optional<CheckpointState>> load_for_resume(CheckpointStore* store, B
         found->rng_state = static_cast<uint64_t>(header[2]);
         loader_json.resize(static_cast<size_t>(header[3]));
         found->model = backend.config();
-        backend.save_state(*found);  // sizes the buffers
+        const size_t n = ParamLayout(found->model).total();
+        for (auto* v : {&found->params, &found->adam_m, &found->adam_v}) v->resize(n);
     }
     TRAINRIG_TRY(comm.broadcast(loader_json.data(), loader_json.size(), 0));
     found->loader_json = loader_json;
@@ -152,7 +155,9 @@ Status agree(Communicator& comm, const Status& local, const char* what) {
 // Data parallelism keeps one model: after the same all-reduced update every rank must hold
 // bit-identical weights. Rank 0's digest is compared by everyone; the answer is agreed on.
 Result<bool> replicas_identical(Backend& backend, Communicator& comm) {
-    uint64_t digest = backend.params_digest();
+    auto local = backend.params_digest();
+    if (!local.ok()) return local.status();
+    const uint64_t digest = *local;
     uint64_t lead = digest;
     TRAINRIG_TRY(comm.broadcast(&lead, sizeof lead, 0));
     double mismatches = lead == digest ? 0.0 : 1.0;
@@ -201,9 +206,12 @@ Status validate(const TrainOptions& o) {
         return bad(fmt::format("--val-batches must be at least 1, not {}", o.val_batches));
     if (o.resume && o.ckpt_dir.empty()) return bad("--resume needs --ckpt-dir");
     if (o.stop_at < 0) return bad(fmt::format("--stop-at must not be negative, not {}", o.stop_at));
-    if (o.backend != "cpu")
-        return Status(Errc::kUnsupported,
-                      fmt::format("backend '{}' is not available in this build", o.backend));
+    if (o.backend != "cpu" && o.backend != "cuda")
+        return bad(fmt::format("--backend must be cpu or cuda, not '{}'", o.backend));
+    if (o.backend == "cuda" && !o.make_backend)
+        return Status(Errc::kUnsupported, "the cuda backend is not available here");
+    // A device backend checks its own memory when it allocates.
+    if (o.backend != "cpu") return ok_status();
     const uint64_t need = cpu_training_bytes(o.model, o.batch, o.seq);
     const auto have = available_memory();
     if (have && need > *have) {
@@ -226,6 +234,17 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
     TrainSummary sum;
     sum.world = comm.world();
     const bool lead = comm.rank() == 0;
+
+    // The device comes first: a run that does not fit on it must fail before anything is
+    // created on disk.
+    std::unique_ptr<Backend> backend;
+    if (o.make_backend) {
+        auto made = o.make_backend(o.model, o.opt, o.batch, o.seq);
+        TRAINRIG_TRY(agree(comm, made.status(), "set up its device"));
+        backend = std::move(made).value();
+    } else {
+        backend = make_cpu_backend(o.model, o.opt);
+    }
 
     // Everything a rank can fail at on its own (its data, rank 0's checkpoint directory and
     // log) comes first; then the ranks agree before the first collective that needs them all.
@@ -267,8 +286,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
     };
     TRAINRIG_TRY(agree(comm, setup(), "read its data or open its outputs"));
 
-    std::unique_ptr<Backend> backend = make_cpu_backend(o.model, o.opt);
-    backend->init_weights(o.seed);
+    TRAINRIG_TRY(backend->init_weights(o.seed));
     sum.model_params = ParamLayout(o.model).total();
     Rng rng(o.seed);  // the run's stream for stochastic layers; GPT-2 here has none
 
@@ -325,7 +343,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
         s.rng_state = rng.state();
         s.seed = o.seed;
         s.run_json = run_settings(o, comm.world());
-        backend->save_state(s);
+        TRAINRIG_TRY(backend->save_state(s));
         const std::string folder = store->folder(step);
         Status previous = writer->submit(std::move(s), nullptr);
         rec.time.checkpoint = seconds_since(t);
@@ -339,7 +357,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
         StepRecord rec;
         rec.step = step + 1;
         rec.steps = o.steps;
-        backend->zero_grads();
+        TRAINRIG_TRY(backend->zero_grads());
         double loss = 0;
         Status data_error;
         for (int k = 0; k < o.grad_accum && data_error.ok(); ++k) {
@@ -352,11 +370,13 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
             }
             consumed = b->after;
             t = Clock::now();
-            loss +=
-                backend->forward(b->inputs.data(), b->targets.data(), b->B, b->T) / o.grad_accum;
+            auto micro = backend->forward(b->inputs.data(), b->targets.data(), b->B, b->T);
+            if (!micro.ok()) return micro.status();
+            loss += *micro / o.grad_accum;
             rec.time.forward += seconds_since(t);
             t = Clock::now();
-            backend->backward(1.0f / static_cast<float>(o.grad_accum * comm.world()));
+            TRAINRIG_TRY(backend->backward(1.0f / static_cast<float>(o.grad_accum * comm.world()),
+                                           k + 1 == o.grad_accum));
             rec.time.backward += seconds_since(t);
         }
         // Every rank learns whether any rank failed or was asked to stop before the gradients
@@ -373,7 +393,9 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
         rec.loss = flags[0] / comm.world();
 
         t = Clock::now();
-        rec.grad_norm = backend->grad_norm();
+        auto norm = backend->grad_norm();
+        if (!norm.ok()) return norm.status();
+        rec.grad_norm = *norm;
         if (!std::isfinite(rec.loss) || !std::isfinite(rec.grad_norm)) {
             sum.stop = StopReason::kNonFinite;
             sum.end_step = step;
@@ -390,7 +412,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
             break;
         }
         rec.lr = learning_rate(o.opt, step, o.steps);
-        backend->update(rec.lr, step + 1, rec.grad_norm);
+        TRAINRIG_TRY(backend->update(rec.lr, step + 1, rec.grad_norm));
         rec.time.optimizer = seconds_since(t);
         sum.end_step = step + 1;
         if (step == sum.start_step) sum.first_loss = rec.loss;

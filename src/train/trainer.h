@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "train/backend.h"
 #include "train/communicator.h"
 #include "train/model_config.h"
 #include "train/optimizer.h"
@@ -29,6 +31,7 @@ struct TrainOptions {
     OptimizerConfig opt;
     uint64_t seed = 1337;
     std::string backend = "cpu";
+    std::string device;      // the device backend's GPU name; empty on the CPU
     std::string ckpt_dir;    // empty: no checkpoints
     int64_t ckpt_every = 0;  // 0: only at the end
     int keep = 2;
@@ -39,6 +42,11 @@ struct TrainOptions {
     double peak_flops = 0;  // per device; 0 = unknown (no MFU)
     std::string peak_source;
     std::function<void(const StepRecord&)> on_step;  // rank 0 only
+    // Makes the backend for --backend other than cpu (the command loads the device plugin);
+    // null: the CPU backend.
+    std::function<Result<std::unique_ptr<Backend>>(const ModelConfig&, const OptimizerConfig&,
+                                                   int batch, int seq)>
+        make_backend;
 };
 
 enum class StopReason { kCompleted, kStoppedAt, kNothingToDo, kNonFinite, kInterrupted };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,18 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 
 inline constexpr uint32_t kPatternTokens = 96;
+
+inline std::string step_dir(const std::string& ckpt, int step) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/step-%09d", step);
+    return ckpt + name;
+}
+
+// Compared without printing: a model file is megabytes of binary.
+inline bool same_bytes(const std::string& a, const std::string& b) {
+    const std::string x = slurp(a), y = slurp(b);
+    return !x.empty() && x == y;
+}
 
 // `documents` documents of `length` tokens from a seeded first-order pattern.
 inline std::string write_pattern_data(const fs::path& dir, const std::string& name, int documents,

@@ -12,18 +12,6 @@
 namespace trainrig::test {
 namespace {
 
-std::string step_dir(const std::string& ckpt, int step) {
-    char name[32];
-    std::snprintf(name, sizeof name, "/step-%09d", step);
-    return ckpt + name;
-}
-
-// Compared without printing: a model file is megabytes of binary.
-bool same_bytes(const std::string& a, const std::string& b) {
-    const std::string x = slurp(a), y = slurp(b);
-    return !x.empty() && x == y;
-}
-
 TEST_F(TrainCliTest, LearnsThePatternAndLogsEveryPhase) {
     const std::string log = (dir_ / "log.jsonl").string();
     auto r = run_trainrig(

@@ -319,6 +319,22 @@ TEST_F(BenchExpectationFor, BurnUsesTheBf16Rule) {
     EXPECT_TRUE(contains(e->source, "78 %")) << e->source;
 }
 
+TEST_F(BenchExpectationFor, TrainingOnACataloguedGpu) {
+    const json h200 = {{"backend", "cuda"}, {"gpu_name", "NVIDIA H200"}, {"gpus", 8}};
+    const auto mfu = expectation_for(record("train", "mfu", h200), json::object(), catalog_);
+    ASSERT_TRUE(mfu);
+    EXPECT_DOUBLE_EQ(mfu->value, 0.50);
+    EXPECT_TRUE(contains(mfu->source, "50 % MFU")) << mfu->source;
+    const auto scaling = expectation_for(record("train", "scaling", h200), json::object(), catalog_);
+    ASSERT_TRUE(scaling);
+    EXPECT_DOUBLE_EQ(scaling->value, 0.90);
+    // Throughput itself depends on the model and batch: information, not a verdict.
+    EXPECT_FALSE(expectation_for(record("train", "tokens", h200), json::object(), catalog_));
+    // The CPU backend has no catalog peak.
+    EXPECT_FALSE(
+        expectation_for(record("train", "mfu", {{"backend", "cpu"}}), json::object(), catalog_));
+}
+
 TEST_F(BenchExpectationFor, DataPathBenchmarksHaveNone) {
     EXPECT_FALSE(expectation_for(record("tokenizer", "bytes", json::object()), genoa_machine(2, 2),
                                  catalog_));

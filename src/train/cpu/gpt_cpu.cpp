@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "train/cpu/ops.h"
-#include "train/rng.h"
+#include "train/init_weights.h"
 
 namespace trainrig::train::cpu {
 
@@ -14,22 +14,7 @@ GptCpu<T>::GptCpu(const ModelConfig& config)
 
 template <class T>
 void GptCpu<T>::init_weights(uint64_t seed) {
-    Rng rng(seed);
-    const double residual_std = 0.02 / std::sqrt(2.0 * config_.layers);
-    for (int i = 0; i < kParamCount; ++i) {
-        const auto which = static_cast<Param>(i);
-        const TensorSlot& s = layout_[which];
-        T* data = params_.data() + s.offset;
-        if (s.matrix) {
-            const bool residual = which == Param::kAttnProjW || which == Param::kFcProjW;
-            const double std = residual ? residual_std : 0.02;
-            for (size_t k = 0; k < s.size; ++k) data[k] = static_cast<T>(rng.normal() * std);
-        } else {
-            const bool gain =
-                which == Param::kLn1W || which == Param::kLn2W || which == Param::kLnfW;
-            std::fill(data, data + s.size, gain ? T(1) : T(0));
-        }
-    }
+    init_gpt2_weights(layout_, config_.layers, seed, std::span<T>(params_));
 }
 
 template <class T>

@@ -1,0 +1,596 @@
+// Fused causal self-attention for the CUDA backend (attention.h): forward and a deterministic
+// backward, FlashAttention-2 style, with the matrix products on tensor cores through
+// nvcuda::wmma (bf16 16×16×16 tiles, fp32 accumulators).
+//
+// Tiles are 64 queries × 64 keys; a block has 4 warps and warp w owns rows 16w..16w+15 of its
+// block's tile. The wmma accumulator layout is unspecified, so every product that feeds an
+// elementwise step (scores, dP, the P·V update, the final gradients) is stored to a per-warp fp32
+// tile in shared memory and read back with a known mapping: two lanes per row, lane `half` taking
+// the columns 2c + half (interleaved so the two lanes of a row sit on different banks).
+//
+// Forward, one block per (batch·head, query tile), heaviest tiles first: the Q tile stays in
+// shared memory while the block walks the key tiles up to the diagonal. Per tile K and V are
+// staged in shared memory, each warp stores S = Q·Kᵀ for its rows, its lanes mask it causally and
+// update the row's running max and sum (fp32, base 2 with the 1/sqrt(HS) scale folded into the
+// exponent), write P in bf16, and add P·V to their fp32 output registers after rescaling them by
+// exp2(m_old − m_new).
+//
+// Backward, two kernels and no atomics, so results are bit-reproducible:
+//   dQ:    per (batch·head, query tile): D = rowsum(dO ∘ O) for its rows (also saved to the
+//          scratch for the next kernel), then over key tiles ≤ diagonal: S = Q·Kᵀ, dP = dO·Vᵀ,
+//          P = exp(scale·S − lse), dS = P ∘ (dP − D), dQ += dS·K in accumulator fragments.
+//   dK/dV: per (batch·head, key tile), warp w owning 16 keys: over query tiles ≥ diagonal:
+//          Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ, Pᵀ and dSᵀ as above, dV += Pᵀ·dO, dK += dSᵀ·Q.
+// dQ and dK are multiplied by the scale once at the end; each gradient element is written once.
+// P and dS enter their products rounded to bf16, as in FlashAttention; sums, maxima, lse, D and
+// all accumulators stay fp32.
+//
+// Speed limits: every score tile makes a round trip through shared memory, global loads are
+// synchronous (no cp.async double buffering, so the tensor cores idle while a tile loads), the
+// diagonal tile computes its fully masked fragments anyway, and wmma compiles to mma.sync rather
+// than Hopper's wgmma; expect a fraction of FlashAttention-2/3's throughput (not measured).
+// Global traffic is O(T²·HS/64) per head and no T×T matrix is stored. The dK/dV kernel
+// recomputes the S and dP that the dQ kernel also computes (the price of not using atomics).
+// Grid: y is the tile index, so T ≤ 65535·64.
+#include <cuda_bf16.h>
+#include <mma.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "train/cuda/attention.h"
+
+namespace trainrig::train::cuda {
+namespace {
+
+namespace wmma = nvcuda::wmma;
+using bf16 = __nv_bfloat16;
+
+constexpr int kTile = 64;  // queries and keys per tile
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kFrag = 16;  // wmma M = N = K
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+static_assert(kTile == kWarps * kFrag, "each warp owns one fragment row of a tile");
+
+using FragA = wmma::fragment<wmma::matrix_a, kFrag, kFrag, kFrag, bf16, wmma::row_major>;
+using FragBRow = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::row_major>;
+using FragBCol = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::col_major>;
+using FragAcc = wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float>;
+
+constexpr int cmax(int a, int b) { return a > b ? a : b; }
+
+// Shared-memory geometry. Row strides are padded by 16 bytes so that consecutive rows start on
+// different banks; wmma needs strides that are multiples of 16 bytes and fragment pointers on
+// 32-byte boundaries, which these strides and the 32-byte-multiple region sizes keep.
+template <int HS>
+struct Dims {
+    static constexpr int kLdH = HS + 8;     // bf16 stride of the Q, K, V, dO tiles
+    static constexpr int kLdP = kTile + 8;  // bf16 stride of the P and dS tiles
+    static constexpr int kLdS = kTile + 4;  // fp32 stride of score tiles
+    static constexpr int kLdO = HS + 4;     // fp32 stride of HS-wide result tiles
+    static constexpr int kTileElems = kTile * kLdH;
+    static constexpr int kPElems = kTile * kLdP;
+    // Per-warp fp32 region. Forward: S, then the P·V product in the same place. Backward: S and
+    // dP side by side, then the final gradient rows.
+    static constexpr int kScoreF = kFrag * kLdS;  // a warp's 16×64 scores
+    static constexpr int kRowsF = kFrag * kLdO;   // a warp's 16×HS result rows
+    static constexpr int kFwdWarpF = cmax(kScoreF, kRowsF);
+    static constexpr int kBwdWarpF = cmax(2 * kScoreF, kRowsF);
+    static constexpr size_t kFwdSmem =
+        kWarps * kFwdWarpF * sizeof(float) + (3 * kTileElems + kPElems) * sizeof(bf16);
+    static constexpr size_t kDqSmem =
+        kWarps * kBwdWarpF * sizeof(float) + (4 * kTileElems + kPElems) * sizeof(bf16);
+    static constexpr size_t kDkvSmem = kWarps * kBwdWarpF * sizeof(float) +
+                                       (4 * kTileElems + 2 * kPElems) * sizeof(bf16) +
+                                       2 * kTile * sizeof(float);
+    static_assert(HS % kFrag == 0, "head size must be a multiple of the fragment size");
+    static_assert((kFwdWarpF * sizeof(float)) % 32 == 0 && (kBwdWarpF * sizeof(float)) % 32 == 0 &&
+                      (kTileElems * sizeof(bf16)) % 32 == 0 && (kPElems * sizeof(bf16)) % 32 == 0,
+                  "regions must keep wmma's 32-byte alignment");
+};
+
+// Blocks per SM the register allocation is sized for. Backward: two, all that the ~80-90 KiB of
+// shared memory per block allows anyway. Forward: three up to HS = 64 (54 KiB each), which keeps
+// the registers below 170 without spilling; two at HS = 128, where shared memory allows no more.
+constexpr int kBwdMinBlocks = 2;
+template <int HS>
+constexpr int kFwdMinBlocks = HS <= 64 ? 3 : 2;
+
+__device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    unsigned u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+
+// Copies rows r0..r0+63 (HS values each, global row stride ld) into a padded shared tile. Rows
+// at or past T are zeroed: they only ever meet masked (zero) probabilities, and 0 · garbage
+// could be NaN. vec: all pointers 16-byte aligned, so rows move in 16-byte pieces (HS, C and
+// the head offsets are multiples of 8 elements).
+template <int HS>
+__device__ void load_tile(bf16* dst, const bf16* src, size_t ld, int r0, int T, bool vec) {
+    constexpr int kLd = Dims<HS>::kLdH;
+    if (vec) {
+        constexpr int kChunks = HS / 8;
+        for (int i = threadIdx.x; i < kTile * kChunks; i += kThreads) {
+            const int r = i / kChunks, c = (i % kChunks) * 8;
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (r0 + r < T) v = *reinterpret_cast<const uint4*>(src + (r0 + r) * ld + c);
+            *reinterpret_cast<uint4*>(dst + r * kLd + c) = v;
+        }
+    } else {
+        for (int i = threadIdx.x; i < kTile * HS; i += kThreads) {
+            const int r = i / HS, c = i % HS;
+            dst[r * kLd + c] = r0 + r < T ? src[(r0 + r) * ld + c] : __float2bfloat16(0.f);
+        }
+    }
+}
+
+// Writes a warp's 16 staged fp32 rows (stride kLdO) as bf16 to rows t0..t0+15 of dst (stride
+// ld), skipping rows at or past T.
+template <int HS>
+__device__ void store_rows(bf16* dst, size_t ld, int t0, int T, const float* stage, int lane,
+                           bool vec) {
+    constexpr int kLd = Dims<HS>::kLdO;
+    if (vec) {
+        constexpr int kChunks = HS / 8;
+        for (int i = lane; i < kFrag * kChunks; i += 32) {
+            const int r = i / kChunks, c = (i % kChunks) * 8;
+            if (t0 + r >= T) continue;
+            const float* s = stage + r * kLd + c;
+            const uint4 v = make_uint4(pack_bf16x2(s[0], s[1]), pack_bf16x2(s[2], s[3]),
+                                       pack_bf16x2(s[4], s[5]), pack_bf16x2(s[6], s[7]));
+            *reinterpret_cast<uint4*>(dst + (t0 + r) * ld + c) = v;
+        }
+    } else {
+        for (int i = lane; i < kFrag * HS; i += 32) {
+            const int r = i / HS, c = i % HS;
+            if (t0 + r < T) dst[(t0 + r) * ld + c] = __float2bfloat16(stage[r * kLd + c]);
+        }
+    }
+}
+
+// acc (16×16) = A (16×HS, row-major, stride lda) · Bᵀ where B is 16×HS row-major (stride ldb):
+// the score-shaped products Q·Kᵀ, dO·Vᵀ, K·Qᵀ, V·dOᵀ, with both operands read from shared memory.
+template <int HS>
+__device__ void mma_abt(FragAcc& acc, const bf16* a, int lda, const bf16* b, int ldb) {
+    wmma::fill_fragment(acc, 0.f);
+#pragma unroll
+    for (int kk = 0; kk < HS / kFrag; ++kk) {
+        FragA fa;
+        FragBCol fb;
+        wmma::load_matrix_sync(fa, a + kk * kFrag, lda);
+        wmma::load_matrix_sync(fb, b + kk * kFrag, ldb);
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+}
+
+template <int HS>
+__global__ void __launch_bounds__(kThreads, kFwdMinBlocks<HS>)
+    attention_forward_kernel(bf16* out, float* lse, const bf16* qkv, int T, int C, int NH,
+                             float scale_log2, bool vec) {
+    using D = Dims<HS>;
+    extern __shared__ __align__(128) unsigned char smem[];
+    float* sF = reinterpret_cast<float*>(smem);
+    bf16* sQ = reinterpret_cast<bf16*>(sF + kWarps * D::kFwdWarpF);
+    bf16* sK = sQ + D::kTileElems;
+    bf16* sV = sK + D::kTileElems;
+    bf16* sP = sV + D::kTileElems;
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int row = lane / 2, half = lane % 2;
+    const int bh = blockIdx.x, b = bh / NH, h = bh % NH;
+    const int qt = gridDim.y - 1 - blockIdx.y;  // the longest rows start first
+    const int q0 = qt * kTile;
+    const int t = q0 + warp * kFrag + row;  // this lane's query
+    const size_t ld = 3 * static_cast<size_t>(C);
+    const bf16* q = qkv + static_cast<size_t>(b) * T * ld + static_cast<size_t>(h) * HS;
+    const bf16* k = q + C;
+    const bf16* v = k + C;
+    float* sS = sF + warp * D::kFwdWarpF;  // this warp's scores, then its P·V
+    bf16* sPw = sP + warp * kFrag * D::kLdP;
+
+    load_tile<HS>(sQ, q, ld, q0, T, vec);  // published by the first barrier in the loop
+
+    float o[HS / 2];
+#pragma unroll
+    for (int c = 0; c < HS / 2; ++c) o[c] = 0.f;
+    float m = -INFINITY, l = 0.f;  // running max (base 2, scaled) and sum of this row
+
+    for (int kt = 0; kt <= qt; ++kt) {
+        const int k0 = kt * kTile;
+        __syncthreads();  // every warp is done with the previous K and V
+        load_tile<HS>(sK, k, ld, k0, T, vec);
+        load_tile<HS>(sV, v, ld, k0, T, vec);
+        __syncthreads();
+
+#pragma unroll
+        for (int j = 0; j < kTile / kFrag; ++j) {
+            FragAcc acc;
+            mma_abt<HS>(acc, sQ + warp * kFrag * D::kLdH, D::kLdH, sK + j * kFrag * D::kLdH,
+                        D::kLdH);
+            wmma::store_matrix_sync(sS + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
+        }
+        __syncwarp();
+
+        // Keys k0 + col ≤ t are visible. k0 ≤ q0 ≤ t, so every row has a visible key in every
+        // tile it visits and m_new is finite; m_ref still keeps exp2 away from (-inf) - (-inf).
+        float s[kTile / 2];
+        float mx = -INFINITY;
+#pragma unroll
+        for (int c = 0; c < kTile / 2; ++c) {
+            const int col = 2 * c + half;
+            s[c] = k0 + col <= t ? sS[row * D::kLdS + col] * scale_log2 : -INFINITY;
+            mx = fmaxf(mx, s[c]);
+        }
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        const float m_new = fmaxf(m, mx);
+        const float m_ref = m_new == -INFINITY ? 0.f : m_new;  // no (-inf) - (-inf)
+        const float alpha = exp2f(m - m_ref);                  // 0 on the first tile
+        float sum = 0.f;
+#pragma unroll
+        for (int c = 0; c < kTile / 2; ++c) {
+            const float p = exp2f(s[c] - m_ref);
+            sum += p;
+            sPw[row * D::kLdP + 2 * c + half] = __float2bfloat16(p);
+        }
+        sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+        l = l * alpha + sum;
+        m = m_new;
+        __syncwarp();  // P is complete, and the reads of S are done before P·V overwrites it
+
+        FragA pf[kTile / kFrag];
+#pragma unroll
+        for (int kk = 0; kk < kTile / kFrag; ++kk)
+            wmma::load_matrix_sync(pf[kk], sPw + kk * kFrag, D::kLdP);
+#pragma unroll
+        for (int j = 0; j < HS / kFrag; ++j) {
+            FragAcc acc;
+            wmma::fill_fragment(acc, 0.f);
+#pragma unroll
+            for (int kk = 0; kk < kTile / kFrag; ++kk) {
+                FragBRow vf;
+                wmma::load_matrix_sync(vf, sV + kk * kFrag * D::kLdH + j * kFrag, D::kLdH);
+                wmma::mma_sync(acc, pf[kk], vf, acc);
+            }
+            wmma::store_matrix_sync(sS + j * kFrag, acc, D::kLdO, wmma::mem_row_major);
+        }
+        __syncwarp();
+#pragma unroll
+        for (int c = 0; c < HS / 2; ++c) o[c] = o[c] * alpha + sS[row * D::kLdO + 2 * c + half];
+        // The next tile's barrier orders these reads before S overwrites them.
+    }
+
+    // Each lane rewrites only the staging cells it read last, then the warp writes its rows.
+    const float inv = l > 0.f ? 1.f / l : 0.f;
+#pragma unroll
+    for (int c = 0; c < HS / 2; ++c) sS[row * D::kLdO + 2 * c + half] = o[c] * inv;
+    __syncwarp();
+    store_rows<HS>(out + static_cast<size_t>(b) * T * C + static_cast<size_t>(h) * HS, C,
+                   q0 + warp * kFrag, T, sS, lane, vec);
+    if (half == 0 && t < T) lse[static_cast<size_t>(bh) * T + t] = (m + log2f(l)) * kLn2;
+}
+
+template <int HS>
+__global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
+    attention_backward_dq_kernel(bf16* dqkv, float* dsum, const bf16* dout, const bf16* qkv,
+                                 const bf16* out, const float* lse, int T, int C, int NH,
+                                 float scale, float scale_log2, bool vec) {
+    using D = Dims<HS>;
+    extern __shared__ __align__(128) unsigned char smem[];
+    float* sF = reinterpret_cast<float*>(smem);
+    bf16* sQ = reinterpret_cast<bf16*>(sF + kWarps * D::kBwdWarpF);
+    bf16* sdO = sQ + D::kTileElems;
+    bf16* sK = sdO + D::kTileElems;
+    bf16* sV = sK + D::kTileElems;
+    bf16* sDS = sV + D::kTileElems;
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int row = lane / 2, half = lane % 2;
+    const int bh = blockIdx.x, b = bh / NH, h = bh % NH;
+    const int qt = gridDim.y - 1 - blockIdx.y;  // the longest rows start first
+    const int q0 = qt * kTile;
+    const int t = q0 + warp * kFrag + row;  // this lane's query
+    const size_t ld = 3 * static_cast<size_t>(C);
+    const size_t hoff = static_cast<size_t>(h) * HS;
+    const bf16* q = qkv + static_cast<size_t>(b) * T * ld + hoff;
+    const bf16* k = q + C;
+    const bf16* v = k + C;
+    const bf16* dO = dout + static_cast<size_t>(b) * T * C + hoff;
+    const bf16* O = out + static_cast<size_t>(b) * T * C + hoff;
+    float* sS = sF + warp * D::kBwdWarpF;  // this warp's S, then its dQ rows
+    float* sdP = sS + D::kScoreF;
+    bf16* sDSw = sDS + warp * kFrag * D::kLdP;
+    const bf16* sQw = sQ + warp * kFrag * D::kLdH;
+    const bf16* sdOw = sdO + warp * kFrag * D::kLdH;
+
+    load_tile<HS>(sQ, q, ld, q0, T, vec);
+    load_tile<HS>(sdO, dO, C, q0, T, vec);
+    __syncthreads();
+
+    // D_t = dO_t · O_t, from the same bf16 values the loss saw; the dK/dV kernel reads it back.
+    float lse2 = 0.f, Dt = 0.f;
+    if (t < T) {
+        lse2 = lse[static_cast<size_t>(bh) * T + t] * kLog2e;
+        for (int c = 0; c < HS / 2; ++c) {
+            const int d = 2 * c + half;
+            Dt += __bfloat162float(sdOw[row * D::kLdH + d]) *
+                  __bfloat162float(O[static_cast<size_t>(t) * C + d]);
+        }
+    }
+    Dt += __shfl_xor_sync(0xffffffffu, Dt, 1);
+    if (half == 0 && t < T) dsum[static_cast<size_t>(bh) * T + t] = Dt;
+
+    FragAcc dq[HS / kFrag];
+#pragma unroll
+    for (int j = 0; j < HS / kFrag; ++j) wmma::fill_fragment(dq[j], 0.f);
+
+    for (int kt = 0; kt <= qt; ++kt) {
+        const int k0 = kt * kTile;
+        __syncthreads();  // every warp is done with the previous K and V
+        load_tile<HS>(sK, k, ld, k0, T, vec);
+        load_tile<HS>(sV, v, ld, k0, T, vec);
+        __syncthreads();
+
+#pragma unroll
+        for (int j = 0; j < kTile / kFrag; ++j) {
+            FragAcc acc;
+            mma_abt<HS>(acc, sQw, D::kLdH, sK + j * kFrag * D::kLdH, D::kLdH);
+            wmma::store_matrix_sync(sS + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
+            mma_abt<HS>(acc, sdOw, D::kLdH, sV + j * kFrag * D::kLdH, D::kLdH);
+            wmma::store_matrix_sync(sdP + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
+        }
+        __syncwarp();
+
+        // Masked entries (key after the query, or a padding row) get dS = 0 without evaluating
+        // exp, so no inf or NaN can arise from them.
+#pragma unroll
+        for (int c = 0; c < kTile / 2; ++c) {
+            const int col = 2 * c + half;
+            float ds = 0.f;
+            if (k0 + col <= t && t < T) {
+                const float p = exp2f(sS[row * D::kLdS + col] * scale_log2 - lse2);
+                ds = p * (sdP[row * D::kLdS + col] - Dt);
+            }
+            sDSw[row * D::kLdP + col] = __float2bfloat16(ds);
+        }
+        __syncwarp();
+
+        FragA af[kTile / kFrag];
+#pragma unroll
+        for (int kk = 0; kk < kTile / kFrag; ++kk)
+            wmma::load_matrix_sync(af[kk], sDSw + kk * kFrag, D::kLdP);
+#pragma unroll
+        for (int j = 0; j < HS / kFrag; ++j) {
+#pragma unroll
+            for (int kk = 0; kk < kTile / kFrag; ++kk) {
+                FragBRow kf;
+                wmma::load_matrix_sync(kf, sK + kk * kFrag * D::kLdH + j * kFrag, D::kLdH);
+                wmma::mma_sync(dq[j], af[kk], kf, dq[j]);
+            }
+        }
+    }
+
+    // The last __syncwarp above ordered this warp's reads of S and dP before these stores.
+#pragma unroll
+    for (int j = 0; j < HS / kFrag; ++j) {
+#pragma unroll
+        for (int i = 0; i < dq[j].num_elements; ++i) dq[j].x[i] *= scale;
+        wmma::store_matrix_sync(sS + j * kFrag, dq[j], D::kLdO, wmma::mem_row_major);
+    }
+    __syncwarp();
+    store_rows<HS>(dqkv + static_cast<size_t>(b) * T * ld + hoff, ld, q0 + warp * kFrag, T, sS,
+                   lane, vec);
+}
+
+template <int HS>
+__global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
+    attention_backward_dkv_kernel(bf16* dqkv, const float* dsum, const bf16* dout, const bf16* qkv,
+                                  const float* lse, int T, int C, int NH, float scale,
+                                  float scale_log2, bool vec) {
+    using D = Dims<HS>;
+    extern __shared__ __align__(128) unsigned char smem[];
+    float* sF = reinterpret_cast<float*>(smem);
+    bf16* sK = reinterpret_cast<bf16*>(sF + kWarps * D::kBwdWarpF);
+    bf16* sV = sK + D::kTileElems;
+    bf16* sQ = sV + D::kTileElems;
+    bf16* sdO = sQ + D::kTileElems;
+    bf16* sPT = sdO + D::kTileElems;
+    bf16* sDST = sPT + D::kPElems;
+    float* sL = reinterpret_cast<float*>(sDST + D::kPElems);  // lse·log2(e) per query
+    float* sD = sL + kTile;                                   // D per query
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int row = lane / 2, half = lane % 2;
+    const int bh = blockIdx.x, b = bh / NH, h = bh % NH;
+    const int kt = blockIdx.y;  // key tile 0 meets the most queries and starts first
+    const int k0 = kt * kTile;
+    const int nt = gridDim.y;
+    const int key = k0 + warp * kFrag + row;  // this lane's key
+    const size_t ld = 3 * static_cast<size_t>(C);
+    const size_t hoff = static_cast<size_t>(h) * HS;
+    const bf16* q = qkv + static_cast<size_t>(b) * T * ld + hoff;
+    const bf16* k = q + C;
+    const bf16* v = k + C;
+    const bf16* dO = dout + static_cast<size_t>(b) * T * C + hoff;
+    const float* lse_bh = lse + static_cast<size_t>(bh) * T;
+    const float* dsum_bh = dsum + static_cast<size_t>(bh) * T;
+    float* sS = sF + warp * D::kBwdWarpF;  // this warp's Sᵀ, then its dK and dV rows
+    float* sdP = sS + D::kScoreF;
+    bf16* sPTw = sPT + warp * kFrag * D::kLdP;
+    bf16* sDSTw = sDST + warp * kFrag * D::kLdP;
+    const bf16* sKw = sK + warp * kFrag * D::kLdH;
+    const bf16* sVw = sV + warp * kFrag * D::kLdH;
+
+    load_tile<HS>(sK, k, ld, k0, T, vec);  // published by the first barrier in the loop
+    load_tile<HS>(sV, v, ld, k0, T, vec);
+
+    FragAcc dk[HS / kFrag], dv[HS / kFrag];
+#pragma unroll
+    for (int j = 0; j < HS / kFrag; ++j) {
+        wmma::fill_fragment(dk[j], 0.f);
+        wmma::fill_fragment(dv[j], 0.f);
+    }
+
+    // Query tiles before kt only hold queries earlier than every key here: all masked.
+    for (int qt = kt; qt < nt; ++qt) {
+        const int q0 = qt * kTile;
+        __syncthreads();  // every warp is done with the previous Q, dO, lse and D
+        load_tile<HS>(sQ, q, ld, q0, T, vec);
+        load_tile<HS>(sdO, dO, C, q0, T, vec);
+        for (int i = threadIdx.x; i < kTile; i += kThreads) {
+            const bool in = q0 + i < T;
+            sL[i] = in ? lse_bh[q0 + i] * kLog2e : 0.f;
+            sD[i] = in ? dsum_bh[q0 + i] : 0.f;
+        }
+        __syncthreads();
+
+#pragma unroll
+        for (int j = 0; j < kTile / kFrag; ++j) {
+            FragAcc acc;
+            mma_abt<HS>(acc, sKw, D::kLdH, sQ + j * kFrag * D::kLdH, D::kLdH);
+            wmma::store_matrix_sync(sS + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
+            mma_abt<HS>(acc, sVw, D::kLdH, sdO + j * kFrag * D::kLdH, D::kLdH);
+            wmma::store_matrix_sync(sdP + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
+        }
+        __syncwarp();
+
+        // Row `row` of this warp's tiles is key `key`, column col is query q0 + col; visible
+        // when the query is a real row at or after the key. Masked entries are exact zeros.
+#pragma unroll
+        for (int c = 0; c < kTile / 2; ++c) {
+            const int col = 2 * c + half;
+            const int i = q0 + col;
+            float p = 0.f, ds = 0.f;
+            if (i >= key && i < T) {
+                p = exp2f(sS[row * D::kLdS + col] * scale_log2 - sL[col]);
+                ds = p * (sdP[row * D::kLdS + col] - sD[col]);
+            }
+            sPTw[row * D::kLdP + col] = __float2bfloat16(p);
+            sDSTw[row * D::kLdP + col] = __float2bfloat16(ds);
+        }
+        __syncwarp();
+
+        FragA pa[kTile / kFrag], dsa[kTile / kFrag];
+#pragma unroll
+        for (int kk = 0; kk < kTile / kFrag; ++kk) {
+            wmma::load_matrix_sync(pa[kk], sPTw + kk * kFrag, D::kLdP);
+            wmma::load_matrix_sync(dsa[kk], sDSTw + kk * kFrag, D::kLdP);
+        }
+#pragma unroll
+        for (int j = 0; j < HS / kFrag; ++j) {
+#pragma unroll
+            for (int kk = 0; kk < kTile / kFrag; ++kk) {
+                FragBRow fb;
+                wmma::load_matrix_sync(fb, sdO + kk * kFrag * D::kLdH + j * kFrag, D::kLdH);
+                wmma::mma_sync(dv[j], pa[kk], fb, dv[j]);
+                wmma::load_matrix_sync(fb, sQ + kk * kFrag * D::kLdH + j * kFrag, D::kLdH);
+                wmma::mma_sync(dk[j], dsa[kk], fb, dk[j]);
+            }
+        }
+    }
+
+    // kt < nt, so the loop ran and its last __syncwarp ordered the reads of Sᵀ and dPᵀ before
+    // these stores.
+    bf16* dst = dqkv + static_cast<size_t>(b) * T * ld + hoff;
+#pragma unroll
+    for (int j = 0; j < HS / kFrag; ++j) {
+#pragma unroll
+        for (int i = 0; i < dk[j].num_elements; ++i) dk[j].x[i] *= scale;
+        wmma::store_matrix_sync(sS + j * kFrag, dk[j], D::kLdO, wmma::mem_row_major);
+    }
+    __syncwarp();
+    store_rows<HS>(dst + C, ld, k0 + warp * kFrag, T, sS, lane, vec);
+    __syncwarp();  // the dK rows are read before dV overwrites them
+#pragma unroll
+    for (int j = 0; j < HS / kFrag; ++j)
+        wmma::store_matrix_sync(sS + j * kFrag, dv[j], D::kLdO, wmma::mem_row_major);
+    __syncwarp();
+    store_rows<HS>(dst + 2 * static_cast<size_t>(C), ld, k0 + warp * kFrag, T, sS, lane, vec);
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+float scale_of(int hs) { return 1.f / std::sqrt(static_cast<float>(hs)); }
+
+template <int HS>
+void forward_impl(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH,
+                  cudaStream_t stream) {
+    constexpr size_t smem = Dims<HS>::kFwdSmem;
+    cudaFuncSetAttribute(attention_forward_kernel<HS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(smem));
+    const dim3 grid(static_cast<unsigned>(B * NH), static_cast<unsigned>((T + kTile - 1) / kTile));
+    const bool vec = aligned16(out) && aligned16(qkv);
+    attention_forward_kernel<HS>
+        <<<grid, kThreads, smem, stream>>>(out, lse, qkv, T, C, NH, scale_of(HS) * kLog2e, vec);
+}
+
+template <int HS>
+void backward_impl(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* out, const float* lse,
+                   float* dsum, int B, int T, int C, int NH, cudaStream_t stream) {
+    constexpr size_t dq_smem = Dims<HS>::kDqSmem, dkv_smem = Dims<HS>::kDkvSmem;
+    cudaFuncSetAttribute(attention_backward_dq_kernel<HS>,
+                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dq_smem));
+    cudaFuncSetAttribute(attention_backward_dkv_kernel<HS>,
+                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dkv_smem));
+    const dim3 grid(static_cast<unsigned>(B * NH), static_cast<unsigned>((T + kTile - 1) / kTile));
+    const bool vec = aligned16(dqkv) && aligned16(dout) && aligned16(qkv) && aligned16(out);
+    const float scale = scale_of(HS);
+    // The dQ kernel also writes D, which the dK/dV kernel after it on the stream reads.
+    attention_backward_dq_kernel<HS><<<grid, kThreads, dq_smem, stream>>>(
+        dqkv, dsum, dout, qkv, out, lse, T, C, NH, scale, scale * kLog2e, vec);
+    attention_backward_dkv_kernel<HS><<<grid, kThreads, dkv_smem, stream>>>(
+        dqkv, dsum, dout, qkv, lse, T, C, NH, scale, scale * kLog2e, vec);
+}
+
+}  // namespace
+
+bool attention_supports_head_dim(int hs) { return hs == 16 || hs == 32 || hs == 64 || hs == 128; }
+
+void attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH,
+                       cudaStream_t stream) {
+    if (B <= 0 || T <= 0 || C <= 0 || NH <= 0 || C % NH != 0) return;
+    switch (C / NH) {
+        case 16:
+            return forward_impl<16>(out, lse, qkv, B, T, C, NH, stream);
+        case 32:
+            return forward_impl<32>(out, lse, qkv, B, T, C, NH, stream);
+        case 64:
+            return forward_impl<64>(out, lse, qkv, B, T, C, NH, stream);
+        case 128:
+            return forward_impl<128>(out, lse, qkv, B, T, C, NH, stream);
+        default:
+            return;  // callers check attention_supports_head_dim first
+    }
+}
+
+// D, one fp32 per (batch, head, query): what the dK/dV kernel needs from the dQ kernel.
+size_t attention_backward_scratch_bytes(int B, int T, int C, int NH) {
+    (void)C;
+    if (B <= 0 || T <= 0 || NH <= 0) return 0;
+    return static_cast<size_t>(B) * NH * T * sizeof(float);
+}
+
+void attention_backward(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* out,
+                        const float* lse, void* scratch, int B, int T, int C, int NH,
+                        cudaStream_t stream) {
+    if (B <= 0 || T <= 0 || C <= 0 || NH <= 0 || C % NH != 0) return;
+    float* dsum = static_cast<float*>(scratch);
+    switch (C / NH) {
+        case 16:
+            return backward_impl<16>(dqkv, dout, qkv, out, lse, dsum, B, T, C, NH, stream);
+        case 32:
+            return backward_impl<32>(dqkv, dout, qkv, out, lse, dsum, B, T, C, NH, stream);
+        case 64:
+            return backward_impl<64>(dqkv, dout, qkv, out, lse, dsum, B, T, C, NH, stream);
+        case 128:
+            return backward_impl<128>(dqkv, dout, qkv, out, lse, dsum, B, T, C, NH, stream);
+        default:
+            return;
+    }
+}
+
+}  // namespace trainrig::train::cuda

@@ -1,0 +1,95 @@
+#include "train/cuda/device_world.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "cuda/cuda_check.h"
+
+namespace trainrig::train::cuda {
+
+using trainrig::cuda::device_alloc;
+using trainrig::cuda::make_stream;
+using trainrig::cuda::wait_stream;
+
+Result<std::unique_ptr<DeviceWorld>> DeviceWorld::open(int rank, int world, int local_rank,
+                                                       const std::string& nccl_id) {
+    std::unique_ptr<DeviceWorld> w(new DeviceWorld());
+    w->rank_ = rank;
+    w->world_ = world;
+    int count = 0;
+    CUDA_TRY(cudaGetDeviceCount(&count));
+    if (count < 1) return Status(Errc::kUnsupported, "no CUDA device is visible to this process");
+    // One process per GPU: the launcher's local rank picks it (CUDA_VISIBLE_DEVICES applies).
+    w->device_ = local_rank % count;
+    CUDA_TRY(cudaSetDevice(w->device_));
+    auto s = make_stream();
+    if (!s.ok()) return s.status();
+    w->stream_ = std::move(s).value();
+    if (world > 1) {
+        ncclUniqueId id{};
+        if (nccl_id.size() != sizeof id)
+            return Status(Errc::kInvalidInput, fmt::format("the NCCL id has {} bytes, not {}",
+                                                           nccl_id.size(), sizeof id));
+        std::memcpy(&id, nccl_id.data(), sizeof id);
+        NCCL_TRY(ncclCommInitRank(&w->comm_, world, id, rank));
+    }
+    return w;
+}
+
+DeviceWorld::~DeviceWorld() {
+    if (comm_ == nullptr) return;
+    if (broken_)
+        ncclCommAbort(comm_);
+    else
+        ncclCommDestroy(comm_);
+}
+
+Result<std::string> DeviceWorld::describe() const {
+    cudaDeviceProp p{};
+    CUDA_TRY(cudaGetDeviceProperties(&p, device_));
+    size_t free = 0, total = 0;
+    CUDA_TRY(cudaMemGetInfo(&free, &total));
+    const nlohmann::json j = {{"index", device_},
+                              {"name", p.name},
+                              {"pci_bus_id", fmt::format("{:08x}:{:02x}:{:02x}.0", p.pciDomainID,
+                                                         p.pciBusID, p.pciDeviceID)},
+                              {"compute_capability", fmt::format("{}.{}", p.major, p.minor)},
+                              {"memory_bytes", total},
+                              {"free_bytes", free}};
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Status DeviceWorld::stage(size_t bytes) {
+    if (bytes <= staging_bytes_) return ok_status();
+    staging_.reset();
+    auto m = device_alloc(bytes);
+    if (!m.ok()) return m.status();
+    staging_ = std::move(m).value();
+    staging_bytes_ = bytes;
+    return ok_status();
+}
+
+Status DeviceWorld::all_reduce(void* data, size_t n, ncclDataType_t dtype) {
+    if (world_ == 1 || n == 0) return ok_status();
+    const size_t bytes = n * (dtype == ncclDouble ? sizeof(double) : sizeof(float));
+    TRAINRIG_TRY(stage(bytes));
+    CUDA_TRY(cudaMemcpyAsync(staging_.get(), data, bytes, cudaMemcpyHostToDevice, stream_.get()));
+    NCCL_TRY(
+        ncclAllReduce(staging_.get(), staging_.get(), n, dtype, ncclSum, comm_, stream_.get()));
+    CUDA_TRY(cudaMemcpyAsync(data, staging_.get(), bytes, cudaMemcpyDeviceToHost, stream_.get()));
+    return wait_stream(stream_.get());
+}
+
+Status DeviceWorld::broadcast(void* data, size_t bytes, int root) {
+    if (world_ == 1 || bytes == 0) return ok_status();
+    TRAINRIG_TRY(stage(bytes));
+    CUDA_TRY(cudaMemcpyAsync(staging_.get(), data, bytes, cudaMemcpyHostToDevice, stream_.get()));
+    NCCL_TRY(ncclBroadcast(staging_.get(), staging_.get(), bytes, ncclUint8, root, comm_,
+                           stream_.get()));
+    CUDA_TRY(cudaMemcpyAsync(data, staging_.get(), bytes, cudaMemcpyDeviceToHost, stream_.get()));
+    return wait_stream(stream_.get());
+}
+
+}  // namespace trainrig::train::cuda

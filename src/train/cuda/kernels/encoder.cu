@@ -1,0 +1,86 @@
+// Token and position embeddings: forward adds a wte row and a wpe row per position; backward
+// scatters the fp32 gradient back into both tables.
+#include <cstdint>
+
+#include "train/cuda/kernels/bf16_vector.cuh"
+#include "train/cuda/train_kernels.h"
+
+namespace trainrig::train::cuda {
+namespace {
+
+using vec::aligned16;
+using vec::load;
+using vec::store;
+
+constexpr int kThreads = 256;
+// Enough blocks to fill an H100/H200 (132 SMs, 8 blocks of 256 each) several times over; larger
+// inputs are covered by the grid-stride loops.
+constexpr size_t kMaxBlocks = 4096;
+
+unsigned blocks_for(size_t threads) { return vec::blocks_for(threads, kThreads, kMaxBlocks); }
+
+// Each thread handles kVec consecutive channels of one row; kVec = 8 needs C % 8 == 0 (so a
+// vector never straddles two rows) and 16-byte aligned tables.
+template <int kVec>
+__global__ void __launch_bounds__(kThreads)
+    encoder_forward_kernel(bf16* out, const uint32_t* tokens, const bf16* wte, const bf16* wpe,
+                           int T, int C, size_t total) {
+    const size_t stride = size_t{gridDim.x} * blockDim.x * kVec;
+    for (size_t i = (blockIdx.x * size_t{blockDim.x} + threadIdx.x) * kVec; i < total;
+         i += stride) {
+        const size_t row = i / static_cast<size_t>(C);
+        const size_t c = i - row * static_cast<size_t>(C);
+        const size_t t = row % static_cast<size_t>(T);
+        float e[kVec], p[kVec];
+        load(e, wte + size_t{tokens[row]} * C + c);
+        load(p, wpe + t * C + c);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) e[k] += p[k];
+        store(out + i, e);
+    }
+}
+
+// One thread per (t, c) walks the batch: the dwpe sum needs no atomics and is added in the
+// CPU's order; dwte rows can repeat across positions, hence the atomics there. Consecutive
+// threads take consecutive channels, so every access of a warp is one contiguous segment.
+__global__ void __launch_bounds__(kThreads)
+    encoder_backward_kernel(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens,
+                            int B, int T, int C) {
+    const size_t tc = static_cast<size_t>(T) * C;
+    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < tc;
+         i += size_t{gridDim.x} * blockDim.x) {
+        const size_t t = i / static_cast<size_t>(C);
+        const size_t c = i - t * static_cast<size_t>(C);
+        float acc = dwpe[i];
+        for (int b = 0; b < B; ++b) {
+            const size_t row = static_cast<size_t>(b) * T + t;
+            const float d = dout[row * C + c];
+            atomicAdd(dwte + size_t{tokens[row]} * C + c, d);
+            acc += d;
+        }
+        dwpe[i] = acc;
+    }
+}
+
+}  // namespace
+
+void encoder_forward(bf16* out, const uint32_t* tokens, const bf16* wte, const bf16* wpe, int B,
+                     int T, int C, cudaStream_t stream) {
+    const size_t total = static_cast<size_t>(B) * T * C;
+    if (B <= 0 || T <= 0 || C <= 0) return;
+    if (C % 8 == 0 && aligned16(out) && aligned16(wte) && aligned16(wpe))
+        encoder_forward_kernel<8>
+            <<<blocks_for(total / 8), kThreads, 0, stream>>>(out, tokens, wte, wpe, T, C, total);
+    else
+        encoder_forward_kernel<1>
+            <<<blocks_for(total), kThreads, 0, stream>>>(out, tokens, wte, wpe, T, C, total);
+}
+
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens, int B,
+                      int T, int C, cudaStream_t stream) {
+    if (B <= 0 || T <= 0 || C <= 0) return;
+    encoder_backward_kernel<<<blocks_for(static_cast<size_t>(T) * C), kThreads, 0, stream>>>(
+        dwte, dwpe, dout, tokens, B, T, C);
+}
+
+}  // namespace trainrig::train::cuda

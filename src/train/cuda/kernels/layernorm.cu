@@ -1,0 +1,158 @@
+// LayerNorm over rows of C channels, forward and backward, one warp per row. Statistics and
+// gradients in fp32; eps and the biased variance as the CPU reference
+// (src/train/cpu/layernorm.cpp), with the same operation order.
+#include <cstdint>
+
+#include "train/cuda/kernels/bf16_vector.cuh"
+#include "train/cuda/train_kernels.h"
+
+namespace trainrig::train::cuda {
+namespace {
+
+using vec::aligned16;
+using vec::load;
+using vec::store;
+
+constexpr float kEps = 1e-5f;
+constexpr int kFwdWarps = 8;
+// Backward keeps dw/db partials per block in shared memory: bigger blocks over more rows each
+// mean fewer global atomics at the end. 16 warps × 264 blocks = 2 blocks on each of an
+// H100/H200's 132 SMs, 32 warps per SM.
+constexpr int kBwdWarps = 16;
+constexpr unsigned kBwdMaxBlocks = 264;
+// The default dynamic shared memory limit; above it the kernel must opt in.
+constexpr size_t kDefaultSmem = 48 * 1024;
+
+__device__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Three passes over the row (mean, variance around it, output), as the CPU does; the row is
+// small enough that the second and third come from L1. kVec = 8 needs C % 8 == 0 and 16-byte
+// aligned pointers so that every row starts on a vector boundary.
+template <int kVec>
+__global__ void __launch_bounds__(kFwdWarps * 32)
+    layernorm_forward_kernel(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* w,
+                             const bf16* b, int N, int C) {
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    const size_t row = size_t{blockIdx.x} * kFwdWarps + threadIdx.x / 32;
+    if (row >= static_cast<size_t>(N)) return;  // whole warp: the shuffles below stay full
+    const bf16* x = inp + row * C;
+
+    float sum = 0.0f;
+    for (int c = lane * kVec; c < C; c += 32 * kVec) {
+        float xv[kVec];
+        load(xv, x + c);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) sum += xv[k];
+    }
+    const float m = warp_sum(sum) / static_cast<float>(C);
+
+    float sq = 0.0f;
+    for (int c = lane * kVec; c < C; c += 32 * kVec) {
+        float xv[kVec];
+        load(xv, x + c);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) sq += (xv[k] - m) * (xv[k] - m);
+    }
+    const float var = warp_sum(sq) / static_cast<float>(C);
+    const float s = 1.0f / sqrtf(var + kEps);
+
+    bf16* o = out + row * C;
+    for (int c = lane * kVec; c < C; c += 32 * kVec) {
+        float xv[kVec], wv[kVec], bv[kVec];
+        load(xv, x + c);
+        load(wv, w + c);
+        load(bv, b + c);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) xv[k] = (xv[k] - m) * s * wv[k] + bv[k];
+        store(o + c, xv);
+    }
+    if (lane == 0) {
+        mean[row] = m;
+        rstd[row] = s;
+    }
+}
+
+// Warps stride over rows; dw/db partials gather in shared memory (2·C floats, dynamic) and
+// each block adds them to global memory once. Scalar accesses: consecutive lanes take
+// consecutive channels, so the shared-memory atomics of a warp hit 32 different banks.
+__global__ void __launch_bounds__(kBwdWarps * 32)
+    layernorm_backward_kernel(float* dinp, float* dw, float* db, const bf16* dout, const bf16* inp,
+                              const bf16* w, const float* mean, const float* rstd, int N, int C) {
+    extern __shared__ float smem[];
+    float* sdw = smem;
+    float* sdb = smem + C;
+    for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x)) {
+        sdw[c] = 0.0f;
+        sdb[c] = 0.0f;
+    }
+    __syncthreads();
+
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    for (size_t row = size_t{blockIdx.x} * kBwdWarps + threadIdx.x / 32;
+         row < static_cast<size_t>(N); row += size_t{gridDim.x} * kBwdWarps) {
+        const bf16* x = inp + row * C;
+        const bf16* d = dout + row * C;
+        float* di = dinp + row * C;
+        const float m = mean[row], s = rstd[row];
+
+        float dnorm_sum = 0.0f, dnorm_norm_sum = 0.0f;
+        for (int c = lane; c < C; c += 32) {
+            const float xc = __bfloat162float(x[c]);
+            const float dnorm = __bfloat162float(w[c]) * __bfloat162float(d[c]);
+            dnorm_sum += dnorm;
+            dnorm_norm_sum += dnorm * (xc - m) * s;
+        }
+        const float dnorm_mean = warp_sum(dnorm_sum) / static_cast<float>(C);
+        const float dnorm_norm_mean = warp_sum(dnorm_norm_sum) / static_cast<float>(C);
+
+        for (int c = lane; c < C; c += 32) {
+            const float xc = __bfloat162float(x[c]);
+            const float dc = __bfloat162float(d[c]);
+            const float norm = (xc - m) * s;
+            di[c] += (__bfloat162float(w[c]) * dc - dnorm_mean - norm * dnorm_norm_mean) * s;
+            atomicAdd(sdw + c, dc * (xc - m) * s);
+            atomicAdd(sdb + c, dc);
+        }
+    }
+
+    __syncthreads();  // every warp's shared atomics are in before they are read
+    for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x)) {
+        atomicAdd(dw + c, sdw[c]);
+        atomicAdd(db + c, sdb[c]);
+    }
+}
+
+}  // namespace
+
+void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* w,
+                       const bf16* b, int N, int C, cudaStream_t stream) {
+    if (N <= 0 || C <= 0) return;
+    const unsigned blocks =
+        static_cast<unsigned>((static_cast<size_t>(N) + kFwdWarps - 1) / kFwdWarps);
+    if (C % 8 == 0 && aligned16(out) && aligned16(inp) && aligned16(w) && aligned16(b))
+        layernorm_forward_kernel<8>
+            <<<blocks, kFwdWarps * 32, 0, stream>>>(out, mean, rstd, inp, w, b, N, C);
+    else
+        layernorm_forward_kernel<1>
+            <<<blocks, kFwdWarps * 32, 0, stream>>>(out, mean, rstd, inp, w, b, N, C);
+}
+
+void layernorm_backward(float* dinp, float* dw, float* db, const bf16* dout, const bf16* inp,
+                        const bf16* w, const float* mean, const float* rstd, int N, int C,
+                        cudaStream_t stream) {
+    if (N <= 0 || C <= 0) return;
+    const size_t smem = 2 * static_cast<size_t>(C) * sizeof(float);
+    if (smem > kDefaultSmem)
+        cudaFuncSetAttribute(layernorm_backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(smem));
+    const size_t needed = (static_cast<size_t>(N) + kBwdWarps - 1) / kBwdWarps;
+    const unsigned blocks = needed < kBwdMaxBlocks ? static_cast<unsigned>(needed) : kBwdMaxBlocks;
+    layernorm_backward_kernel<<<blocks, kBwdWarps * 32, smem, stream>>>(dinp, dw, db, dout, inp, w,
+                                                                        mean, rstd, N, C);
+}
+
+}  // namespace trainrig::train::cuda

@@ -1,0 +1,69 @@
+// The CUDA backend's kernels other than GEMMs and attention: embeddings, LayerNorm, GELU, bias
+// gradients, the classifier's softmax cross-entropy, AdamW, the gradient norm and casts. Each
+// launcher queues on `stream` and returns at once; the caller checks cudaGetLastError at phase
+// ends. Layouts and formulas are those of the CPU reference (src/train/cpu/ops.h): activations
+// row-major with N = B·T rows, bf16 storage with fp32 arithmetic, fp32 gradients of parameters.
+// Every "+=" launcher accumulates into what is there (gradient accumulation, residual stream).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace trainrig::train::cuda {
+
+using bf16 = __nv_bfloat16;
+
+// out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]   (tokens: B·T device ids below Vp)
+void encoder_forward(bf16* out, const uint32_t* tokens, const bf16* wte, const bf16* wpe, int B,
+                     int T, int C, cudaStream_t stream);
+// dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += Σ_b dout[b,t,:]
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens, int B,
+                      int T, int C, cudaStream_t stream);
+
+// Per row of C: (x - mean) · rstd · w + b with rstd = 1/sqrt(var + 1e-5), var the biased
+// variance; mean and rstd (N each, fp32) are kept for backward.
+void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* w,
+                       const bf16* b, int N, int C, cudaStream_t stream);
+// dinp += LayerNorm's input gradient (fp32 residual-stream gradient); dw += Σ_rows dout·x̂,
+// db += Σ_rows dout.
+void layernorm_backward(float* dinp, float* dw, float* db, const bf16* dout, const bf16* inp,
+                        const bf16* w, const float* mean, const float* rstd, int N, int C,
+                        cudaStream_t stream);
+
+// GPT-2's tanh GELU: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+void gelu_forward(bf16* out, const bf16* inp, size_t n, cudaStream_t stream);
+// dinp = GELU'(inp) · dout   (written, not accumulated)
+void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, size_t n, cudaStream_t stream);
+
+// dbias[j] += Σ_rows dout[row, j] over N rows of OC columns.
+void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream);
+
+// Softmax over the first V of Vp logits per row and the cross-entropy against targets:
+// losses[row] = lse[row] - logit[row, target], lse[row] = log Σ_{j<V} exp(logit[row, j]).
+void crossentropy_forward(float* losses, float* lse, const bf16* logits, const uint32_t* targets,
+                          int N, int V, int Vp, cudaStream_t stream);
+// Overwrites the logits with d(dloss · loss[row])/dlogit: (softmax - onehot(target)) · dloss for
+// the first V columns, 0 for the padded ones.
+void crossentropy_backward(bf16* logits, const float* lse, const uint32_t* targets, float dloss,
+                           int N, int V, int Vp, cudaStream_t stream);
+
+// AdamW on one tensor of n elements, as the CPU's AdamW::step (src/train/optimizer.cpp):
+//   g = grad·clip; m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²
+//   master -= lr · (m/c1 / (sqrt(v/c2) + eps) + wd · master);  params = bf16(master)
+// c1 = 1-β1^t, c2 = 1-β2^t are computed by the caller.
+void adamw_update(float* master, bf16* params, const float* grad, float* m, float* v, size_t n,
+                  float lr, float beta1, float beta2, float c1, float c2, float eps, float wd,
+                  float clip, cudaStream_t stream);
+
+// Σ x² over n elements into partial[0 .. kSumSquaresBlocks) (a fixed grid, so the result does
+// not depend on timing); the caller sums the partials in double on the host. Accumulates in
+// double.
+inline constexpr int kSumSquaresBlocks = 1024;
+void sum_squares(double* partial, const float* x, size_t n, cudaStream_t stream);
+
+void cast_to_bf16(bf16* out, const float* inp, size_t n, cudaStream_t stream);
+
+}  // namespace trainrig::train::cuda

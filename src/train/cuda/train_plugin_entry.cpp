@@ -1,0 +1,300 @@
+// libtrainrig_train_cuda.so: the C entry points of train_plugin_abi.h over GptCuda and the device
+// world. Adds what the model itself does not: token batches staged through a pinned double
+// buffer, and the gradient all-reduce issued bucket by bucket while backward is still running.
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_check.h"
+#include "cuda/device_memory.h"
+#include "train/cuda/device_world.h"
+#include "train/cuda/gpt_cuda.h"
+#include "train/grad_buckets.h"
+#include "train/train_plugin_support.h"
+
+// Only the ABI is exported; trainrig_core, linked statically, stays hidden.
+#pragma GCC visibility push(default)
+#include "train/train_plugin_abi.h"
+#pragma GCC visibility pop
+
+using trainrig::Errc;
+using trainrig::ok_status;
+using trainrig::Result;
+using trainrig::Status;
+namespace tc = trainrig::cuda;
+namespace tt = trainrig::train;
+
+struct trainrig_train_world {
+    std::unique_ptr<tt::cuda::DeviceWorld> world;
+};
+
+struct trainrig_train_model {
+    trainrig_train_world* w = nullptr;
+    std::unique_ptr<tt::cuda::GptCuda> gpt;
+    int max_tokens = 0;
+    // Buckets, and for each layer (index l + 1; 0 is the embeddings' "-1") the ones it completes.
+    std::vector<tt::GradBucket> buckets;
+    std::vector<std::vector<size_t>> ready;
+    tc::Stream comm_stream, copy_stream;
+    std::vector<tc::Event> bucket_done;
+    bool reduce_pending = false;
+    // Two pinned slots of inputs then targets, their device copies, and the event after each
+    // slot's copy: a slot's pinned memory is rewritten only after its last copy finished.
+    tc::PinnedMemory pinned[2];
+    tc::DeviceMemory tokens[2];
+    tc::Event copied[2];
+    bool slot_used[2] = {false, false};
+    int slot = 0;
+};
+
+namespace {
+
+template <class T>
+Status take(Result<T> r, T& into) {
+    if (!r.ok()) return r.status();
+    into = std::move(r).value();
+    return ok_status();
+}
+
+std::string from_hex(const std::string& hex) {
+    std::string out;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2)
+        out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    return out;
+}
+
+Status open_model(trainrig_train_world* w, const char* json, trainrig_train_model** out) {
+    auto parsed = tt::parse_model_request(json ? json : "");
+    if (!parsed.ok()) return parsed.status();
+    const tt::ModelRequest& r = *parsed;
+    CUDA_TRY(cudaSetDevice(w->world->device()));
+    auto m = std::make_unique<trainrig_train_model>();
+    m->w = w;
+    TRAINRIG_TRY(take(tt::cuda::GptCuda::create(r.model, r.opt, r.batch, r.seq), m->gpt));
+    m->max_tokens = r.batch * r.seq;
+    m->buckets = tt::plan_grad_buckets(m->gpt->layout(), r.model.layers, r.bucket_bytes);
+    m->ready.resize(static_cast<size_t>(r.model.layers) + 1);
+    for (size_t i = 0; i < m->buckets.size(); ++i)
+        m->ready[static_cast<size_t>(m->buckets[i].ready_after + 1)].push_back(i);
+    TRAINRIG_TRY(take(tc::make_stream(), m->comm_stream));
+    TRAINRIG_TRY(take(tc::make_stream(), m->copy_stream));
+    for (size_t i = 0; i < m->buckets.size(); ++i) {
+        tc::Event e;
+        TRAINRIG_TRY(take(tc::make_event(), e));
+        m->bucket_done.push_back(std::move(e));
+    }
+    const size_t bytes = 2 * static_cast<size_t>(m->max_tokens) * sizeof(uint32_t);
+    for (int s = 0; s < 2; ++s) {
+        TRAINRIG_TRY(take(tc::pinned_alloc(bytes), m->pinned[s]));
+        TRAINRIG_TRY(take(tc::device_alloc(bytes), m->tokens[s]));
+        TRAINRIG_TRY(take(tc::make_event(), m->copied[s]));
+    }
+    *out = m.release();
+    return ok_status();
+}
+
+// Queues the all-reduce of the buckets backward has just completed: the comm stream waits for
+// the compute stream to reach this point, so the sums start while earlier layers compute.
+Status reduce_ready(trainrig_train_model* m, int layer) {
+    ncclComm_t comm = m->w->world->comm();
+    float* grads = m->gpt->grads();
+    for (size_t b : m->ready[static_cast<size_t>(layer + 1)]) {
+        CUDA_TRY(cudaEventRecord(m->bucket_done[b].get(), m->gpt->stream()));
+        CUDA_TRY(cudaStreamWaitEvent(m->comm_stream.get(), m->bucket_done[b].get(), 0));
+        NCCL_TRY(ncclGroupStart());
+        for (const tt::GradRange& r : m->buckets[b].ranges)
+            NCCL_TRY(ncclAllReduce(grads + r.offset, grads + r.offset, r.size, ncclFloat, ncclSum,
+                                   comm, m->comm_stream.get()));
+        NCCL_TRY(ncclGroupEnd());
+    }
+    return ok_status();
+}
+
+Status forward(trainrig_train_model* m, const uint32_t* inputs, const uint32_t* targets, int B,
+               int T, double* loss) {
+    const size_t n = static_cast<size_t>(B) * static_cast<size_t>(T);
+    if (B < 1 || T < 1 || n > static_cast<size_t>(m->max_tokens))
+        return Status(
+            Errc::kInvalidInput,
+            fmt::format("a batch of {} x {} is larger than the model was set up for", B, T));
+    m->slot ^= 1;
+    const int s = m->slot;
+    if (m->slot_used[s]) TRAINRIG_TRY(tc::wait_event(m->copied[s].get()));
+    auto* staged = static_cast<uint32_t*>(m->pinned[s].get());
+    std::memcpy(staged, inputs, n * sizeof(uint32_t));
+    if (targets) std::memcpy(staged + n, targets, n * sizeof(uint32_t));
+    const size_t bytes = (targets ? 2 : 1) * n * sizeof(uint32_t);
+    CUDA_TRY(cudaMemcpyAsync(m->tokens[s].get(), staged, bytes, cudaMemcpyHostToDevice,
+                             m->copy_stream.get()));
+    CUDA_TRY(cudaEventRecord(m->copied[s].get(), m->copy_stream.get()));
+    m->slot_used[s] = true;
+    CUDA_TRY(cudaStreamWaitEvent(m->gpt->stream(), m->copied[s].get(), 0));
+    const auto* d = static_cast<const uint32_t*>(m->tokens[s].get());
+    auto r = m->gpt->forward(d, targets ? d + n : nullptr, B, T);
+    if (!r.ok()) return r.status();
+    *loss = *r;
+    return ok_status();
+}
+
+Status backward(trainrig_train_model* m, float scale, bool last) {
+    const bool reduce = last && m->w->world->world() > 1;
+    TRAINRIG_TRY(m->gpt->backward(
+        scale, [&](int layer) { return reduce ? reduce_ready(m, layer) : ok_status(); }));
+    m->reduce_pending = reduce;
+    // Backward's own time ends here; what the all-reduce adds shows in finish_reduce.
+    return tc::wait_stream(m->gpt->stream());
+}
+
+Status finish_reduce(trainrig_train_model* m) {
+    if (!m->reduce_pending) return ok_status();
+    m->reduce_pending = false;
+    Status s = tc::wait_stream(m->comm_stream.get());
+    if (!s.ok()) m->w->world->mark_broken();
+    return s;
+}
+
+Status set_state(trainrig_train_model* m, const float* params, const float* am, const float* av) {
+    TRAINRIG_TRY(m->gpt->set_params(params));
+    if (am && av) return m->gpt->set_moments(am, av);
+    const std::vector<float> zeros(m->gpt->layout().total(), 0.0f);
+    return m->gpt->set_moments(zeros.data(), zeros.data());
+}
+
+Status get_state(trainrig_train_model* m, float* params, float* am, float* av) {
+    if (params) TRAINRIG_TRY(m->gpt->get_params(params));
+    if (am && av) TRAINRIG_TRY(m->gpt->get_moments(am, av));
+    return ok_status();
+}
+
+}  // namespace
+
+extern "C" {
+
+int trainrig_train_abi(void) { return TRAINRIG_TRAIN_ABI; }
+
+void trainrig_train_free(char* text) { std::free(text); }
+
+char* trainrig_train_unique_id(unsigned char* id, size_t capacity, size_t* size) {
+    return tt::plugin_call([&]() -> Status {
+        ncclUniqueId u{};
+        if (capacity < sizeof u) return Status(Errc::kInternal, "the NCCL id buffer is too small");
+        NCCL_TRY(ncclGetUniqueId(&u));
+        std::memcpy(id, &u, sizeof u);
+        *size = sizeof u;
+        return ok_status();
+    });
+}
+
+char* trainrig_train_world_open(const char* config_json, trainrig_train_world** out) {
+    return tt::plugin_call([&]() -> Status {
+        const auto j = nlohmann::json::parse(config_json ? config_json : "", nullptr, false);
+        if (!j.is_object()) return Status(Errc::kInvalidInput, "the world request is not JSON");
+        auto w = std::make_unique<trainrig_train_world>();
+        TRAINRIG_TRY(take(
+            tt::cuda::DeviceWorld::open(j.value("rank", 0), j.value("world", 1),
+                                        j.value("local_rank", 0), from_hex(j.value("nccl_id", ""))),
+            w->world));
+        *out = w.release();
+        return ok_status();
+    });
+}
+
+void trainrig_train_world_close(trainrig_train_world* w) { delete w; }
+
+char* trainrig_train_world_device(trainrig_train_world* w, char** json) {
+    return tt::plugin_call([&]() -> Status {
+        auto d = w->world->describe();
+        if (!d.ok()) return d.status();
+        *json = static_cast<char*>(std::malloc(d->size() + 1));
+        if (*json == nullptr) return Status(Errc::kInternal, "out of host memory");
+        std::memcpy(*json, d->c_str(), d->size() + 1);
+        return ok_status();
+    });
+}
+
+char* trainrig_train_world_all_reduce(trainrig_train_world* w, void* data, size_t n, int dtype) {
+    return tt::plugin_call(
+        [&] { return w->world->all_reduce(data, n, dtype == 1 ? ncclDouble : ncclFloat); });
+}
+
+char* trainrig_train_world_broadcast(trainrig_train_world* w, void* data, size_t bytes, int root) {
+    return tt::plugin_call([&] { return w->world->broadcast(data, bytes, root); });
+}
+
+char* trainrig_train_model_open(trainrig_train_world* w, const char* config_json,
+                                trainrig_train_model** out) {
+    return tt::plugin_call([&] { return open_model(w, config_json, out); });
+}
+
+void trainrig_train_model_close(trainrig_train_model* m) {
+    // A pending all-reduce that never finished (a peer is gone) would make the world's
+    // communicator wait for ever on destroy.
+    if (m && m->reduce_pending) m->w->world->mark_broken();
+    delete m;
+}
+
+char* trainrig_train_set_state(trainrig_train_model* m, const float* params, const float* adam_m,
+                               const float* adam_v) {
+    return tt::plugin_call([&] { return set_state(m, params, adam_m, adam_v); });
+}
+
+char* trainrig_train_get_state(trainrig_train_model* m, float* params, float* adam_m,
+                               float* adam_v) {
+    return tt::plugin_call([&] { return get_state(m, params, adam_m, adam_v); });
+}
+
+char* trainrig_train_get_grads(trainrig_train_model* m, float* grads) {
+    return tt::plugin_call([&]() -> Status {
+        // After the all-reduce, if one is under way.
+        TRAINRIG_TRY(finish_reduce(m));
+        TRAINRIG_TRY(tc::wait_stream(m->gpt->stream()));
+        CUDA_TRY(cudaMemcpy(grads, m->gpt->grads(), m->gpt->layout().total() * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+        return ok_status();
+    });
+}
+
+char* trainrig_train_zero_grads(trainrig_train_model* m) {
+    return tt::plugin_call([&] { return m->gpt->zero_grads(); });
+}
+
+char* trainrig_train_forward(trainrig_train_model* m, const uint32_t* inputs,
+                             const uint32_t* targets, int batch, int seq, double* loss) {
+    return tt::plugin_call([&] { return forward(m, inputs, targets, batch, seq, loss); });
+}
+
+char* trainrig_train_backward(trainrig_train_model* m, float loss_scale, int last) {
+    return tt::plugin_call([&] { return backward(m, loss_scale, last != 0); });
+}
+
+char* trainrig_train_finish_reduce(trainrig_train_model* m) {
+    return tt::plugin_call([&] { return finish_reduce(m); });
+}
+
+char* trainrig_train_grad_norm(trainrig_train_model* m, double* norm) {
+    return tt::plugin_call([&]() -> Status {
+        auto s = m->gpt->grad_sum_squares();
+        if (!s.ok()) return s.status();
+        *norm = std::sqrt(*s);
+        return ok_status();
+    });
+}
+
+char* trainrig_train_update(trainrig_train_model* m, double lr, int64_t t, double norm) {
+    return tt::plugin_call([&] { return m->gpt->update(lr, t, norm); });
+}
+
+uint64_t trainrig_train_device_bytes(trainrig_train_model* m) {
+    // The model's buffers and the two staged token slots.
+    return m->gpt->allocated_bytes() + 2 * 2 * static_cast<uint64_t>(m->max_tokens) * 4;
+}
+
+}  // extern "C"

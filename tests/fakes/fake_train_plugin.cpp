@@ -1,0 +1,166 @@
+// A stand-in for libtrainrig_train_cuda.so that answers train_plugin_abi.h with the CPU backend,
+// so the path `trainrig train --backend cuda` takes (dlopen, the world, the model, state in and
+// out, the error channel) runs and is checked on machines without a GPU. One rank only.
+// FAKE_TRAIN_DEVICE_MEMORY (bytes) makes model_open fail as a full device would.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "train/backend.h"
+#include "train/communicator.h"
+#include "train/param_layout.h"
+#include "train/train_plugin_support.h"
+
+#pragma GCC visibility push(default)
+#include "train/train_plugin_abi.h"
+#pragma GCC visibility pop
+
+using trainrig::Errc;
+using trainrig::ok_status;
+using trainrig::Status;
+namespace tt = trainrig::train;
+
+struct trainrig_train_world {
+    tt::LocalCommunicator comm;
+};
+
+struct trainrig_train_model {
+    std::unique_ptr<tt::Backend> backend;
+    tt::ModelConfig config;
+    size_t total = 0;
+    uint64_t bytes = 0;
+};
+
+extern "C" {
+
+int trainrig_train_abi(void) { return TRAINRIG_TRAIN_ABI; }
+void trainrig_train_free(char* text) { std::free(text); }
+
+char* trainrig_train_unique_id(unsigned char*, size_t, size_t*) {
+    return tt::plugin_error(Status(Errc::kUnsupported, "the fake device has no NCCL"));
+}
+
+char* trainrig_train_world_open(const char* config_json, trainrig_train_world** out) {
+    return tt::plugin_call([&]() -> Status {
+        const auto j = nlohmann::json::parse(config_json, nullptr, false);
+        if (!j.is_object() || j.value("world", 0) != 1)
+            return Status(Errc::kUnsupported, "the fake device runs one rank");
+        *out = new trainrig_train_world();
+        return ok_status();
+    });
+}
+
+void trainrig_train_world_close(trainrig_train_world* w) { delete w; }
+
+char* trainrig_train_world_device(trainrig_train_world*, char** json) {
+    const std::string d =
+        R"({"index":0,"name":"trainrig fake device","pci_bus_id":"00000000:00:00.0",)"
+        R"("compute_capability":"0.0","memory_bytes":0,"free_bytes":0})";
+    *json = static_cast<char*>(std::malloc(d.size() + 1));
+    std::memcpy(*json, d.c_str(), d.size() + 1);
+    return nullptr;
+}
+
+char* trainrig_train_world_all_reduce(trainrig_train_world*, void*, size_t, int) { return nullptr; }
+char* trainrig_train_world_broadcast(trainrig_train_world*, void*, size_t, int) { return nullptr; }
+
+char* trainrig_train_model_open(trainrig_train_world*, const char* config_json,
+                                trainrig_train_model** out) {
+    return tt::plugin_call([&]() -> Status {
+        auto r = tt::parse_model_request(config_json);
+        if (!r.ok()) return r.status();
+        auto m = std::make_unique<trainrig_train_model>();
+        m->config = r->model;
+        m->total = tt::ParamLayout(r->model).total();
+        m->bytes = tt::cpu_training_bytes(r->model, r->batch, r->seq);
+        if (const char* cap = std::getenv("FAKE_TRAIN_DEVICE_MEMORY");
+            cap && m->bytes > std::strtoull(cap, nullptr, 10))
+            return Status(Errc::kInvalidInput,
+                          fmt::format("this run needs {} bytes of device memory, but only {} are "
+                                      "free",
+                                      m->bytes, cap),
+                          "lower --batch and raise --grad-accum to keep the tokens per step");
+        m->backend = tt::make_cpu_backend(r->model, r->opt);
+        *out = m.release();
+        return ok_status();
+    });
+}
+
+void trainrig_train_model_close(trainrig_train_model* m) { delete m; }
+
+char* trainrig_train_set_state(trainrig_train_model* m, const float* params, const float* am,
+                               const float* av) {
+    return tt::plugin_call([&] {
+        tt::CheckpointState s;
+        s.params.assign(params, params + m->total);
+        s.adam_m.assign(m->total, 0.0f);
+        s.adam_v.assign(m->total, 0.0f);
+        if (am && av) {
+            std::memcpy(s.adam_m.data(), am, m->total * sizeof(float));
+            std::memcpy(s.adam_v.data(), av, m->total * sizeof(float));
+        }
+        return m->backend->load_state(s);
+    });
+}
+
+char* trainrig_train_get_state(trainrig_train_model* m, float* params, float* am, float* av) {
+    return tt::plugin_call([&] {
+        tt::CheckpointState s;
+        TRAINRIG_TRY(m->backend->save_state(s));
+        if (params) std::memcpy(params, s.params.data(), m->total * sizeof(float));
+        if (am) std::memcpy(am, s.adam_m.data(), m->total * sizeof(float));
+        if (av) std::memcpy(av, s.adam_v.data(), m->total * sizeof(float));
+        return ok_status();
+    });
+}
+
+char* trainrig_train_get_grads(trainrig_train_model* m, float* grads) {
+    return tt::plugin_call([&] {
+        std::vector<float> g;
+        TRAINRIG_TRY(m->backend->copy_grads(g));
+        std::memcpy(grads, g.data(), g.size() * sizeof(float));
+        return ok_status();
+    });
+}
+
+char* trainrig_train_zero_grads(trainrig_train_model* m) {
+    return tt::plugin_call([&] { return m->backend->zero_grads(); });
+}
+
+char* trainrig_train_forward(trainrig_train_model* m, const uint32_t* inputs,
+                             const uint32_t* targets, int batch, int seq, double* loss) {
+    return tt::plugin_call([&]() -> Status {
+        auto r = m->backend->forward(inputs, targets, batch, seq);
+        if (!r.ok()) return r.status();
+        *loss = *r;
+        return ok_status();
+    });
+}
+
+char* trainrig_train_backward(trainrig_train_model* m, float loss_scale, int last) {
+    return tt::plugin_call([&] { return m->backend->backward(loss_scale, last != 0); });
+}
+
+char* trainrig_train_finish_reduce(trainrig_train_model*) { return nullptr; }
+
+char* trainrig_train_grad_norm(trainrig_train_model* m, double* norm) {
+    return tt::plugin_call([&]() -> Status {
+        auto r = m->backend->grad_norm();
+        if (!r.ok()) return r.status();
+        *norm = *r;
+        return ok_status();
+    });
+}
+
+char* trainrig_train_update(trainrig_train_model* m, double lr, int64_t t, double norm) {
+    return tt::plugin_call([&] { return m->backend->update(lr, t, norm); });
+}
+
+uint64_t trainrig_train_device_bytes(trainrig_train_model* m) { return m->bytes; }
+
+}  // extern "C"

@@ -1,0 +1,63 @@
+// `trainrig train --backend cuda` through the plugin boundary, with a stand-in plugin that
+// computes on the CPU (tests/fakes/fake_train_plugin.cpp): the same run through the device path
+// must give the CPU backend's weights bit for bit, resume exactly, and fail cleanly.
+#include "train_cli_fixture.h"
+
+namespace trainrig::test {
+namespace {
+
+const std::string kFake = std::string("TRAINRIG_TRAIN_PLUGIN=") + TRAINRIG_FAKE_TRAIN_LIB;
+
+TEST_F(TrainCliTest, TheDevicePathTrainsAsTheCpuBackendDoes) {
+    const std::string cpu = ckpt("cpu"), dev = ckpt("dev");
+    ASSERT_EQ(run_trainrig(args("--steps 4 --grad-accum 2 --ckpt-dir " + cpu)).rc, 0);
+    auto r = run_trainrig(args("--backend cuda --steps 4 --grad-accum 2 --json --ckpt-dir " + dev),
+                          kFake);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json s = json::parse(r.out);
+    EXPECT_EQ(s["backend"], "cuda");
+    EXPECT_EQ(s["device"], "trainrig fake device");
+    EXPECT_GT(s["peak_memory_bytes"].get<uint64_t>(), 0u);
+    for (const char* file : {"model.bin", "adam_m.bin", "adam_v.bin"})
+        EXPECT_TRUE(same_bytes(step_dir(cpu, 4) + "/" + file, step_dir(dev, 4) + "/" + file))
+            << file;
+}
+
+TEST_F(TrainCliTest, TheDevicePathResumesExactly) {
+    const std::string straight = ckpt("straight"), split = ckpt("split");
+    ASSERT_EQ(run_trainrig(args("--backend cuda --steps 6 --ckpt-dir " + straight), kFake).rc, 0);
+    ASSERT_EQ(
+        run_trainrig(args("--backend cuda --steps 6 --stop-at 3 --ckpt-dir " + split), kFake).rc,
+        0);
+    auto r = run_trainrig(args("--backend cuda --steps 6 --resume --ckpt-dir " + split), kFake);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    for (const char* file : {"model.bin", "adam_m.bin", "adam_v.bin"})
+        EXPECT_TRUE(same_bytes(step_dir(straight, 6) + "/" + file, step_dir(split, 6) + "/" + file))
+            << file;
+}
+
+TEST_F(TrainCliTest, DeviceFailuresGetOneSentenceAndWriteNothing) {
+    const std::string dir = ckpt("never");
+    struct Case {
+        std::string env, extra, expect;
+    };
+    const std::vector<Case> cases = {
+        {"TRAINRIG_TRAIN_PLUGIN=/nonexistent/libtrainrig_train_cuda.so", "--backend cuda",
+         "the cuda backend is not available"},
+        {kFake + " FAKE_TRAIN_DEVICE_MEMORY=1000", "--backend cuda",
+         "bytes of device memory, but only 1000 are free"},
+        {kFake + " WORLD_SIZE=2 RANK=0", "--backend cuda",
+         "RANK and WORLD_SIZE are set but NCCL_COMM_ID is not"},
+        {"WORLD_SIZE=2 RANK=1", "", "the cpu backend runs data-parallel only under mpirun"},
+    };
+    for (const Case& c : cases) {
+        auto r = run_trainrig(args(c.extra + " --steps 2 --ckpt-dir " + dir), c.env);
+        EXPECT_EQ(r.rc, 2) << c.env;
+        EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.env << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_FALSE(fs::exists(dir)) << c.env;
+    }
+}
+
+}  // namespace
+}  // namespace trainrig::test

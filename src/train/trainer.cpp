@@ -360,7 +360,8 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
         TRAINRIG_TRY(backend->zero_grads());
         double loss = 0;
         Status data_error;
-        for (int k = 0; k < o.grad_accum && data_error.ok(); ++k) {
+        const float scale = 1.0f / static_cast<float>(o.grad_accum * comm.world());
+        for (int k = 0; k < o.grad_accum; ++k) {
             auto t = Clock::now();
             auto b = batches.next();
             rec.time.data_wait += seconds_since(t);
@@ -374,13 +375,14 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
             if (!micro.ok()) return micro.status();
             loss += *micro / o.grad_accum;
             rec.time.forward += seconds_since(t);
+            if (k + 1 == o.grad_accum) break;  // its backward comes after the agreement
             t = Clock::now();
-            TRAINRIG_TRY(backend->backward(1.0f / static_cast<float>(o.grad_accum * comm.world()),
-                                           k + 1 == o.grad_accum));
+            TRAINRIG_TRY(backend->backward(scale, false));
             rec.time.backward += seconds_since(t);
         }
-        // Every rank learns whether any rank failed or was asked to stop before the gradients
-        // move, so no rank is left waiting in a collective.
+        // Every rank learns whether any rank failed or was asked to stop before the last
+        // backward, which on a device starts the gradient all-reduce: so every rank issues the
+        // same collectives and none is left waiting in one.
         auto t = Clock::now();
         double flags[3] = {loss, data_error.ok() ? 0.0 : 1.0, CancelSignals::flag() ? 1.0 : 0.0};
         TRAINRIG_TRY(comm.all_reduce_sum(flags, 3));
@@ -388,8 +390,13 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
             return data_error.ok()
                        ? Status(Errc::kInvalidInput, "another rank could not read its data")
                        : data_error;
-        TRAINRIG_TRY(backend->all_reduce_grads(comm));
         rec.time.comm = seconds_since(t);
+        t = Clock::now();
+        TRAINRIG_TRY(backend->backward(scale, true));
+        rec.time.backward += seconds_since(t);
+        t = Clock::now();
+        TRAINRIG_TRY(backend->all_reduce_grads(comm));
+        rec.time.comm += seconds_since(t);
         rec.loss = flags[0] / comm.world();
 
         t = Clock::now();

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "train/backend.h"
@@ -112,7 +113,11 @@ TEST_P(TrainCuda, MatchesTheCpuReference) {
 // Head sizes 16 (the tiny preset) and 64 (every GPT-2 size); T not a multiple of a tile.
 INSTANTIATE_TEST_SUITE_P(Shapes, TrainCuda,
                          ::testing::Values(Shape{2, 4, 64, 500, 4, 64},
-                                           Shape{2, 2, 128, 1000, 2, 100}));
+                                           Shape{2, 2, 128, 1000, 2, 100}),
+                         [](const ::testing::TestParamInfo<Shape>& p) {
+                             return "hs" + std::to_string(p.param.channels / p.param.heads) + "_T" +
+                                    std::to_string(p.param.T);
+                         });
 
 }  // namespace
 }  // namespace trainrig::train

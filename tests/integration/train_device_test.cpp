@@ -1,6 +1,8 @@
 // `trainrig train --backend cuda` through the plugin boundary, with a stand-in plugin that
 // computes on the CPU (tests/fakes/fake_train_plugin.cpp): the same run through the device path
 // must give the CPU backend's weights bit for bit, resume exactly, and fail cleanly.
+#include <cstdlib>
+
 #include "train_cli_fixture.h"
 
 namespace trainrig::test {
@@ -57,6 +59,24 @@ TEST_F(TrainCliTest, DeviceFailuresGetOneSentenceAndWriteNothing) {
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
         EXPECT_FALSE(fs::exists(dir)) << c.env;
     }
+}
+
+TEST_F(TrainCliTest, MpiRanksStopTogetherWhenTheDeviceWorldCannotForm) {
+    ASSERT_EQ(std::system("command -v mpirun >/dev/null"), 0)
+        << "mpirun is missing: scripts/install-deps.sh installs openmpi-bin";
+    // Rank 0 cannot make an NCCL id (the stand-in has none); rank 1 waits for it over MPI and
+    // must hear that there is none instead of waiting for ever.
+    const std::string dir = ckpt("never");
+    auto r = run_trainrig(args("--backend cuda --steps 2 --threads 1 --ckpt-dir " + dir),
+                          kFake +
+                              " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                              "ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl=self,vader "
+                              "mpirun --oversubscribe -np 2 -x ASAN_OPTIONS -x "
+                              "TRAINRIG_TRAIN_PLUGIN");
+    EXPECT_NE(r.rc, 0);
+    EXPECT_NE(r.err.find("the fake device has no NCCL"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("made no NCCL id"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@ namespace trainrig::train::cuda {
 
 using trainrig::cuda::device_alloc;
 using trainrig::cuda::make_stream;
+using trainrig::cuda::pinned_alloc;
 using trainrig::cuda::wait_stream;
 
 Result<std::unique_ptr<DeviceWorld>> DeviceWorld::open(int rank, int world, int local_rank,
@@ -39,11 +40,12 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::open(int rank, int world, int 
 }
 
 DeviceWorld::~DeviceWorld() {
-    if (comm_ == nullptr) return;
-    if (broken_)
-        ncclCommAbort(comm_);
-    else
-        ncclCommDestroy(comm_);
+    if (comm_ != nullptr) ncclCommDestroy(comm_);
+}
+
+void DeviceWorld::abort() {
+    if (comm_ != nullptr) ncclCommAbort(comm_);
+    comm_ = nullptr;
 }
 
 Result<std::string> DeviceWorld::describe() const {
@@ -62,34 +64,53 @@ Result<std::string> DeviceWorld::describe() const {
 }
 
 Status DeviceWorld::stage(size_t bytes) {
+    if (comm_ == nullptr)
+        return Status(Errc::kIo, "the NCCL communicator was aborted after an earlier failure");
     if (bytes <= staging_bytes_) return ok_status();
     staging_.reset();
+    pinned_.reset();
+    staging_bytes_ = 0;
     auto m = device_alloc(bytes);
     if (!m.ok()) return m.status();
+    auto p = pinned_alloc(bytes);
+    if (!p.ok()) return p.status();
     staging_ = std::move(m).value();
+    pinned_ = std::move(p).value();
     staging_bytes_ = bytes;
+    return ok_status();
+}
+
+Status DeviceWorld::collective(void* data, size_t bytes,
+                               const std::function<ncclResult_t(void*)>& call) {
+    TRAINRIG_TRY(stage(bytes));
+    std::memcpy(pinned_.get(), data, bytes);
+    CUDA_TRY(cudaMemcpyAsync(staging_.get(), pinned_.get(), bytes, cudaMemcpyHostToDevice,
+                             stream_.get()));
+    NCCL_TRY(call(staging_.get()));
+    CUDA_TRY(cudaMemcpyAsync(pinned_.get(), staging_.get(), bytes, cudaMemcpyDeviceToHost,
+                             stream_.get()));
+    Status s = wait_stream(stream_.get());
+    if (!s.ok()) {
+        abort();
+        return s;
+    }
+    std::memcpy(data, pinned_.get(), bytes);
     return ok_status();
 }
 
 Status DeviceWorld::all_reduce(void* data, size_t n, ncclDataType_t dtype) {
     if (world_ == 1 || n == 0) return ok_status();
     const size_t bytes = n * (dtype == ncclDouble ? sizeof(double) : sizeof(float));
-    TRAINRIG_TRY(stage(bytes));
-    CUDA_TRY(cudaMemcpyAsync(staging_.get(), data, bytes, cudaMemcpyHostToDevice, stream_.get()));
-    NCCL_TRY(
-        ncclAllReduce(staging_.get(), staging_.get(), n, dtype, ncclSum, comm_, stream_.get()));
-    CUDA_TRY(cudaMemcpyAsync(data, staging_.get(), bytes, cudaMemcpyDeviceToHost, stream_.get()));
-    return wait_stream(stream_.get());
+    return collective(data, bytes, [&](void* buf) {
+        return ncclAllReduce(buf, buf, n, dtype, ncclSum, comm_, stream_.get());
+    });
 }
 
 Status DeviceWorld::broadcast(void* data, size_t bytes, int root) {
     if (world_ == 1 || bytes == 0) return ok_status();
-    TRAINRIG_TRY(stage(bytes));
-    CUDA_TRY(cudaMemcpyAsync(staging_.get(), data, bytes, cudaMemcpyHostToDevice, stream_.get()));
-    NCCL_TRY(ncclBroadcast(staging_.get(), staging_.get(), bytes, ncclUint8, root, comm_,
-                           stream_.get()));
-    CUDA_TRY(cudaMemcpyAsync(data, staging_.get(), bytes, cudaMemcpyDeviceToHost, stream_.get()));
-    return wait_stream(stream_.get());
+    return collective(data, bytes, [&](void* buf) {
+        return ncclBroadcast(buf, buf, bytes, ncclUint8, root, comm_, stream_.get());
+    });
 }
 
 }  // namespace trainrig::train::cuda

@@ -6,6 +6,7 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,23 +28,32 @@ public:
     int world() const { return world_; }
     int device() const { return device_; }
     ncclComm_t comm() const { return comm_; }  // null with one rank
+    // The one stream every collective of this world runs on, gradients included: stream order
+    // then is issue order, the same on every rank.
+    cudaStream_t stream() const { return stream_.get(); }
     // {"index", "name", "pci_bus_id", "compute_capability", "memory_bytes", "free_bytes"}
     Result<std::string> describe() const;
 
     // In place on host memory: sum (dtype ncclFloat or ncclDouble), or root's bytes to all.
     Status all_reduce(void* data, size_t n, ncclDataType_t dtype);
     Status broadcast(void* data, size_t bytes, int root);
-    // After a failure a collective may never complete: abort instead of a destroy that waits.
-    void mark_broken() { broken_ = true; }
+    // After a failure a collective may never complete (a peer is gone): abort the communicator
+    // at once, before anything frees memory a stuck NCCL kernel still uses (cudaFree would wait
+    // for it for ever). Later collectives fail instead of hanging.
+    void abort();
 
 private:
     DeviceWorld() = default;
     Status stage(size_t bytes);
+    // Host data through the staging buffers around one NCCL call on the device copy.
+    Status collective(void* data, size_t bytes, const std::function<ncclResult_t(void*)>& call);
     int rank_ = 0, world_ = 1, device_ = 0;
     ncclComm_t comm_ = nullptr;
-    bool broken_ = false;
     trainrig::cuda::Stream stream_;
+    // Host collectives go host → pinned → device and back, so every wait is a bounded stream
+    // wait (a copy into pageable memory would block without limit).
     trainrig::cuda::DeviceMemory staging_;
+    trainrig::cuda::PinnedMemory pinned_;
     size_t staging_bytes_ = 0;
 };
 

@@ -47,7 +47,7 @@ Status GptCuda::backward(float loss_scale, const std::function<Status(int layer)
         cast_to_bf16(b.dres_bf16, b.dres, uN * uC, s);
         TRAINRIG_TRY(gemm.backward_weight(model.g(Param::kFcProjW, l), b.dres_bf16, a.fch_gelu, N,
                                           4 * C, C, s));
-        bias_backward(model.g(Param::kFcProjB, l), b.dres_bf16, N, C, s);
+        bias_backward(model.g(Param::kFcProjB, l), b.dres, N, C, s);
         TRAINRIG_TRY(
             gemm.backward_input(b.dbuf, b.dres_bf16, model.w(Param::kFcProjW, l), N, 4 * C, C, s));
         // Elementwise, so reading and writing dbuf in place is safe.
@@ -62,7 +62,7 @@ Status GptCuda::backward(float loss_scale, const std::function<Status(int layer)
         cast_to_bf16(b.dres_bf16, b.dres, uN * uC, s);
         TRAINRIG_TRY(
             gemm.backward_weight(model.g(Param::kAttnProjW, l), b.dres_bf16, a.atty, N, C, C, s));
-        bias_backward(model.g(Param::kAttnProjB, l), b.dres_bf16, N, C, s);
+        bias_backward(model.g(Param::kAttnProjB, l), b.dres, N, C, s);
         TRAINRIG_TRY(
             gemm.backward_input(b.datty, b.dres_bf16, model.w(Param::kAttnProjW, l), N, C, C, s));
         attention_backward(b.dqkv, b.datty, a.qkv, a.atty, a.lse, b.attention_scratch, B, T, C, NH,

@@ -38,8 +38,10 @@ void gelu_forward(bf16* out, const bf16* inp, size_t n, cudaStream_t stream);
 // dinp = GELU'(inp) · dout   (written, not accumulated)
 void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, size_t n, cudaStream_t stream);
 
-// dbias[j] += Σ_rows dout[row, j] over N rows of OC columns.
+// dbias[j] += Σ_rows dout[row, j] over N rows of OC columns. The fp32 form takes the residual
+// stream's gradient as it is, unrounded.
 void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream);
+void bias_backward(float* dbias, const float* dout, int N, int OC, cudaStream_t stream);
 
 // Softmax over the first V of Vp logits per row and the cross-entropy against targets:
 // losses[row] = lse[row] - logit[row, target], lse[row] = log Σ_{j<V} exp(logit[row, j]).

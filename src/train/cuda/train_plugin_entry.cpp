@@ -43,7 +43,7 @@ struct trainrig_train_model {
     // Buckets, and for each layer (index l + 1; 0 is the embeddings' "-1") the ones it completes.
     std::vector<tt::GradBucket> buckets;
     std::vector<std::vector<size_t>> ready;
-    tc::Stream comm_stream, copy_stream;
+    tc::Stream copy_stream;  // the all-reduce runs on the world's stream
     std::vector<tc::Event> bucket_done;
     bool reduce_pending = false;
     // Two pinned slots of inputs then targets, their device copies, and the event after each
@@ -63,6 +63,26 @@ Status take(Result<T> r, T& into) {
     into = std::move(r).value();
     return ok_status();
 }
+
+// An event only for ordering streams: no timestamps to take.
+Result<tc::Event> sync_event() {
+    cudaEvent_t e = nullptr;
+    CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return tc::Event(e);
+}
+
+// Closes an NCCL group however the calls inside it end: an open group would silently hold
+// every later NCCL call of this thread.
+struct NcclGroup {
+    ncclResult_t started = ncclGroupStart();
+    ~NcclGroup() {
+        if (started == ncclSuccess) ncclGroupEnd();
+    }
+    ncclResult_t end() {
+        started = ncclInternalError;  // ended here, not again in the destructor
+        return ncclGroupEnd();
+    }
+};
 
 std::string from_hex(const std::string& hex) {
     std::string out;
@@ -84,36 +104,39 @@ Status open_model(trainrig_train_world* w, const char* json, trainrig_train_mode
     m->ready.resize(static_cast<size_t>(r.model.layers) + 1);
     for (size_t i = 0; i < m->buckets.size(); ++i)
         m->ready[static_cast<size_t>(m->buckets[i].ready_after + 1)].push_back(i);
-    TRAINRIG_TRY(take(tc::make_stream(), m->comm_stream));
     TRAINRIG_TRY(take(tc::make_stream(), m->copy_stream));
     for (size_t i = 0; i < m->buckets.size(); ++i) {
         tc::Event e;
-        TRAINRIG_TRY(take(tc::make_event(), e));
+        TRAINRIG_TRY(take(sync_event(), e));
         m->bucket_done.push_back(std::move(e));
     }
     const size_t bytes = 2 * static_cast<size_t>(m->max_tokens) * sizeof(uint32_t);
     for (int s = 0; s < 2; ++s) {
         TRAINRIG_TRY(take(tc::pinned_alloc(bytes), m->pinned[s]));
         TRAINRIG_TRY(take(tc::device_alloc(bytes), m->tokens[s]));
-        TRAINRIG_TRY(take(tc::make_event(), m->copied[s]));
+        TRAINRIG_TRY(take(sync_event(), m->copied[s]));
     }
     *out = m.release();
     return ok_status();
 }
 
-// Queues the all-reduce of the buckets backward has just completed: the comm stream waits for
-// the compute stream to reach this point, so the sums start while earlier layers compute.
+// Queues the all-reduce of the buckets backward has just completed: the world's stream waits
+// for the compute stream to reach this point, so the sums start while earlier layers compute.
 Status reduce_ready(trainrig_train_model* m, int layer) {
     ncclComm_t comm = m->w->world->comm();
+    if (comm == nullptr)
+        return Status(Errc::kIo, "the NCCL communicator was aborted after an earlier failure");
+    const cudaStream_t stream = m->w->world->stream();
     float* grads = m->gpt->grads();
     for (size_t b : m->ready[static_cast<size_t>(layer + 1)]) {
         CUDA_TRY(cudaEventRecord(m->bucket_done[b].get(), m->gpt->stream()));
-        CUDA_TRY(cudaStreamWaitEvent(m->comm_stream.get(), m->bucket_done[b].get(), 0));
-        NCCL_TRY(ncclGroupStart());
+        CUDA_TRY(cudaStreamWaitEvent(stream, m->bucket_done[b].get(), 0));
+        NcclGroup group;
+        NCCL_TRY(group.started);
         for (const tt::GradRange& r : m->buckets[b].ranges)
             NCCL_TRY(ncclAllReduce(grads + r.offset, grads + r.offset, r.size, ncclFloat, ncclSum,
-                                   comm, m->comm_stream.get()));
-        NCCL_TRY(ncclGroupEnd());
+                                   comm, stream));
+        NCCL_TRY(group.end());
     }
     return ok_status();
 }
@@ -146,18 +169,19 @@ Status forward(trainrig_train_model* m, const uint32_t* inputs, const uint32_t* 
 
 Status backward(trainrig_train_model* m, float scale, bool last) {
     const bool reduce = last && m->w->world->world() > 1;
+    // Pending from the first bucket on: a failure midway must still abort the communicator.
+    m->reduce_pending = reduce;
     TRAINRIG_TRY(m->gpt->backward(
         scale, [&](int layer) { return reduce ? reduce_ready(m, layer) : ok_status(); }));
-    m->reduce_pending = reduce;
     // Backward's own time ends here; what the all-reduce adds shows in finish_reduce.
     return tc::wait_stream(m->gpt->stream());
 }
 
 Status finish_reduce(trainrig_train_model* m) {
     if (!m->reduce_pending) return ok_status();
+    Status s = tc::wait_stream(m->w->world->stream());
+    if (!s.ok()) m->w->world->abort();
     m->reduce_pending = false;
-    Status s = tc::wait_stream(m->comm_stream.get());
-    if (!s.ok()) m->w->world->mark_broken();
     return s;
 }
 
@@ -235,9 +259,9 @@ char* trainrig_train_model_open(trainrig_train_world* w, const char* config_json
 }
 
 void trainrig_train_model_close(trainrig_train_model* m) {
-    // A pending all-reduce that never finished (a peer is gone) would make the world's
-    // communicator wait for ever on destroy.
-    if (m && m->reduce_pending) m->w->world->mark_broken();
+    // An all-reduce that never finished (a peer is gone) keeps an NCCL kernel on the model's
+    // gradients: abort it before their memory is freed, or cudaFree waits for ever.
+    if (m && m->reduce_pending) m->w->world->abort();
     delete m;
 }
 

@@ -1,4 +1,4 @@
-// The bias gradient of a linear layer: column sums of a bf16 (N, OC) gradient into fp32.
+// The bias gradient of a linear layer: column sums of a bf16 or fp32 (N, OC) gradient into fp32.
 #include <cstdint>
 
 #include "train/cuda/train_kernels.h"
@@ -14,22 +14,25 @@ constexpr int kRows = 8;
 constexpr int kMinRowsPerThread = 32;
 constexpr size_t kMaxRowBlocks = 1024;
 
+__device__ inline float as_float(bf16 x) { return __bfloat162float(x); }
+__device__ inline float as_float(float x) { return x; }
+
 // kVec = 2 reads bf16 pairs: needs OC even (a pair never straddles two rows) and dout 4-byte
 // aligned.
-template <int kVec>
+template <class In, int kVec>
 __global__ void __launch_bounds__(32 * kRows)
-    bias_backward_kernel(float* dbias, const bf16* dout, int N, int OC) {
+    bias_backward_kernel(float* dbias, const In* dout, int N, int OC) {
     __shared__ float partial[kRows][32 * kVec];
     const int col = (static_cast<int>(blockIdx.x) * 32 + static_cast<int>(threadIdx.x)) * kVec;
     float sum[kVec] = {};
     if (col < OC) {
         for (size_t row = size_t{blockIdx.y} * kRows + threadIdx.y; row < static_cast<size_t>(N);
              row += size_t{gridDim.y} * kRows) {
-            const bf16* p = dout + row * OC + col;
+            const In* p = dout + row * OC + col;
             if constexpr (kVec == 1) {
-                sum[0] += __bfloat162float(*p);
+                sum[0] += as_float(*p);
             } else {
-                static_assert(kVec == 2, "bf16 pairs");
+                static_assert(kVec == 2 && sizeof(In) == 2, "bf16 pairs");
                 const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
                 sum[0] += f.x;
                 sum[1] += f.y;
@@ -49,23 +52,31 @@ __global__ void __launch_bounds__(32 * kRows)
     }
 }
 
+dim3 grid_for(int N, int OC, int cols_per_block) {
+    const size_t row_blocks_needed =
+        (static_cast<size_t>(N) + kRows * kMinRowsPerThread - 1) / (kRows * kMinRowsPerThread);
+    return dim3(
+        static_cast<unsigned>((static_cast<size_t>(OC) + cols_per_block - 1) / cols_per_block),
+        static_cast<unsigned>(row_blocks_needed < kMaxRowBlocks ? row_blocks_needed
+                                                                : kMaxRowBlocks));
+}
+
 }  // namespace
 
 void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream) {
     if (N <= 0 || OC <= 0) return;
     const bool pairs = OC % 2 == 0 && reinterpret_cast<uintptr_t>(dout) % 4 == 0;
-    const int cols_per_block = 32 * (pairs ? 2 : 1);
-    const size_t row_blocks_needed =
-        (static_cast<size_t>(N) + kRows * kMinRowsPerThread - 1) / (kRows * kMinRowsPerThread);
-    const dim3 grid(
-        static_cast<unsigned>((static_cast<size_t>(OC) + cols_per_block - 1) / cols_per_block),
-        static_cast<unsigned>(row_blocks_needed < kMaxRowBlocks ? row_blocks_needed
-                                                                : kMaxRowBlocks));
-    const dim3 block(32, kRows);
+    const dim3 grid = grid_for(N, OC, 32 * (pairs ? 2 : 1)), block(32, kRows);
     if (pairs)
-        bias_backward_kernel<2><<<grid, block, 0, stream>>>(dbias, dout, N, OC);
+        bias_backward_kernel<bf16, 2><<<grid, block, 0, stream>>>(dbias, dout, N, OC);
     else
-        bias_backward_kernel<1><<<grid, block, 0, stream>>>(dbias, dout, N, OC);
+        bias_backward_kernel<bf16, 1><<<grid, block, 0, stream>>>(dbias, dout, N, OC);
+}
+
+void bias_backward(float* dbias, const float* dout, int N, int OC, cudaStream_t stream) {
+    if (N <= 0 || OC <= 0) return;
+    bias_backward_kernel<float, 1>
+        <<<grid_for(N, OC, 32), dim3(32, kRows), 0, stream>>>(dbias, dout, N, OC);
 }
 
 }  // namespace trainrig::train::cuda

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdlib>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
@@ -98,8 +97,7 @@ public:
             auto prepared = train::prepare_device_run(o_, **comm);
             if (!prepared.ok()) return print_error("train", prepared.status());
             device = std::move(prepared).value();
-        } else if (!train::launched_by_mpi() && std::getenv("WORLD_SIZE") &&
-                   std::atoi(std::getenv("WORLD_SIZE")) > 1) {
+        } else if (!train::launched_by_mpi() && train::torchrun_world_size() > 1) {
             return print_error("train", Status(Errc::kUnsupported,
                                                "WORLD_SIZE is set, but the cpu backend runs "
                                                "data-parallel only under mpirun or srun",

@@ -13,6 +13,14 @@ bool launched_by_mpi() {
     return false;
 }
 
+int torchrun_world_size() {
+    const char* v = std::getenv("WORLD_SIZE");
+    if (v == nullptr || *v == '\0') return 1;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    return *end == '\0' && n > 1 && n < (1 << 30) ? static_cast<int>(n) : 1;
+}
+
 Result<std::unique_ptr<Communicator>> make_communicator() {
     if (!launched_by_mpi()) return std::unique_ptr<Communicator>(new LocalCommunicator());
     if (!mpi_available())

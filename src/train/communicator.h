@@ -39,6 +39,8 @@ public:
 // True when this process was started by an MPI launcher (Open MPI's mpirun, or srun with PMI):
 // the environment names a world size.
 bool launched_by_mpi();
+// The WORLD_SIZE a torchrun-style launcher set (trainrig launch, torchrun), 1 when none.
+int torchrun_world_size();
 // MPI when launched by mpirun/srun and built with MPI; otherwise the local communicator. An MPI
 // launch of a build without MPI is an error (every rank would train alone).
 Result<std::unique_ptr<Communicator>> make_communicator();

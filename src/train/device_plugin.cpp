@@ -268,10 +268,10 @@ Result<std::shared_ptr<DeviceWorld>> open_device_world(Communicator& host, bool 
     const Api& a = **api;
     int rank = host.rank(), world = host.world();
     bool torchrun = false;
-    if (!alone && world == 1 && env_int("WORLD_SIZE", 1) > 1) {
+    if (!alone && world == 1 && torchrun_world_size() > 1) {
         torchrun = true;
         rank = env_int("RANK", -1);
-        world = env_int("WORLD_SIZE", 1);
+        world = torchrun_world_size();
         if (rank < 0 || rank >= world)
             return Status(Errc::kInvalidInput,
                           fmt::format("WORLD_SIZE is {} but RANK is not a rank of it", world));

@@ -168,6 +168,7 @@ std::vector<BenchRecord> records(const Outcome& o, const TrainBenchOptions& opti
           {"backward", s.median_time.backward},
           {"comm", s.median_time.comm},
           {"optimizer", s.median_time.optimizer}}},
+        {"phase_clock", s.phase_clock},
         {"first_loss", s.first_loss},
         {"last_loss", s.last_loss}};
     // The run is its own check: a loss that is finite and falls from about ln(V).

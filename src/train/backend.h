@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@
 #include "train/optimizer.h"
 
 namespace trainrig::train {
+
+// Seconds a device spent in each phase of a step, timed on the device (CUDA events): its calls
+// return before their kernels finish, so host clocks around them would misplace the time.
+struct DeviceTimes {
+    double forward = 0, backward = 0, comm = 0, optimizer = 0;
+};
 
 class Backend {
 public:
@@ -29,6 +36,13 @@ public:
     // Mean loss of the micro-batch; B·T inputs and targets (targets may be null: no loss).
     virtual Result<double> forward(const uint32_t* inputs, const uint32_t* targets, int B,
                                    int Tn) = 0;
+    // Starts moving the micro-batch the next forward will take to the device, so the copy
+    // overlaps the work still queued; a forward with the same pointers then uses it. The
+    // buffers must stay unchanged until that forward. Backends that compute on the host ignore it.
+    virtual Status stage(const uint32_t* inputs, const uint32_t* targets, int B, int Tn) {
+        (void)inputs, (void)targets, (void)B, (void)Tn;
+        return ok_status();
+    }
     // Adds loss_scale × d(mean loss)/dθ to the gradients. `last` marks the last micro-batch of
     // a step: a device backend starts the gradient all-reduce as layers finish.
     virtual Status backward(float loss_scale, bool last) = 0;
@@ -44,8 +58,17 @@ public:
     virtual Status load_state(const CheckpointState& s) = 0;
     // The gradients as fp32 in ParamLayout order, to compare backends tensor by tensor.
     virtual Status copy_grads(std::vector<float>& out) = 0;
+    // The last forward's logits as fp32, B·T rows of padded_vocab, valid until backward (which
+    // turns them into their gradient in place).
+    virtual Status copy_logits(std::vector<float>& out) = 0;
     // A digest of the parameters' bytes, to compare replicas across ranks.
     virtual Result<uint64_t> params_digest() = 0;
+    // The phase times the device measured since the last call, after waiting for the work
+    // queued so far; none when the backend's calls finish before they return (host clocks then
+    // time them, as for the CPU backend).
+    virtual Result<std::optional<DeviceTimes>> take_device_times() {
+        return std::optional<DeviceTimes>();
+    }
     // Device bytes the model state and activations hold at most so far.
     virtual size_t peak_memory_bytes() const = 0;
 };

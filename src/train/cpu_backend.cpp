@@ -62,6 +62,10 @@ public:
         out = model_.grads();
         return ok_status();
     }
+    Status copy_logits(std::vector<float>& out) override {
+        out = model_.logits();
+        return ok_status();
+    }
     size_t peak_memory_bytes() const override { return peak_; }
     Result<uint64_t> params_digest() override {
         return fnv1a64(model_.params().data(), model_.params().size() * sizeof(float));

@@ -34,12 +34,15 @@ struct Api {
     char* (*set_state)(trainrig_train_model*, const float*, const float*, const float*);
     char* (*get_state)(trainrig_train_model*, float*, float*, float*);
     char* (*get_grads)(trainrig_train_model*, float*);
+    char* (*get_logits)(trainrig_train_model*, float*, size_t);
     char* (*zero_grads)(trainrig_train_model*);
+    char* (*stage)(trainrig_train_model*, const uint32_t*, const uint32_t*, int, int);
     char* (*forward)(trainrig_train_model*, const uint32_t*, const uint32_t*, int, int, double*);
     char* (*backward)(trainrig_train_model*, float, int);
     char* (*finish_reduce)(trainrig_train_model*);
     char* (*grad_norm)(trainrig_train_model*, double*);
     char* (*update)(trainrig_train_model*, double, int64_t, double);
+    char* (*step_times)(trainrig_train_model*, double*, int*);
     uint64_t (*device_bytes)(trainrig_train_model*);
 };
 
@@ -74,12 +77,15 @@ Result<const Api*> load_api() {
                          resolve(h, "trainrig_train_set_state", a.set_state) &&
                          resolve(h, "trainrig_train_get_state", a.get_state) &&
                          resolve(h, "trainrig_train_get_grads", a.get_grads) &&
+                         resolve(h, "trainrig_train_get_logits", a.get_logits) &&
                          resolve(h, "trainrig_train_zero_grads", a.zero_grads) &&
+                         resolve(h, "trainrig_train_stage", a.stage) &&
                          resolve(h, "trainrig_train_forward", a.forward) &&
                          resolve(h, "trainrig_train_backward", a.backward) &&
                          resolve(h, "trainrig_train_finish_reduce", a.finish_reduce) &&
                          resolve(h, "trainrig_train_grad_norm", a.grad_norm) &&
                          resolve(h, "trainrig_train_update", a.update) &&
+                         resolve(h, "trainrig_train_step_times", a.step_times) &&
                          resolve(h, "trainrig_train_device_bytes", a.device_bytes);
         if (!all)
             return Status(Errc::kUnsupported,
@@ -214,8 +220,20 @@ public:
     Result<double> forward(const uint32_t* inputs, const uint32_t* targets, int B,
                            int Tn) override {
         double loss = 0;
-        TRAINRIG_TRY(check(api_, api_.forward(m_, inputs, targets, B, Tn, &loss)));
+        // The micro-batch stage() already sent goes in as null: the plugin takes its copy.
+        const bool staged = staged_.inputs == inputs && staged_.targets == targets &&
+                            staged_.B == B && staged_.T == Tn && inputs != nullptr;
+        staged_ = Staged{};
+        TRAINRIG_TRY(check(api_, api_.forward(m_, staged ? nullptr : inputs,
+                                              staged ? nullptr : targets, B, Tn, &loss)));
+        rows_ = static_cast<size_t>(B) * static_cast<size_t>(Tn);
         return loss;
+    }
+    Status stage(const uint32_t* inputs, const uint32_t* targets, int B, int Tn) override {
+        staged_ = Staged{};
+        TRAINRIG_TRY(check(api_, api_.stage(m_, inputs, targets, B, Tn)));
+        staged_ = Staged{inputs, targets, B, Tn};
+        return ok_status();
     }
     Status backward(float loss_scale, bool last) override {
         return check(api_, api_.backward(m_, loss_scale, last ? 1 : 0));
@@ -231,6 +249,13 @@ public:
     Status update(double lr, int64_t t, double norm) override {
         return check(api_, api_.update(m_, lr, t, norm));
     }
+    Result<std::optional<DeviceTimes>> take_device_times() override {
+        double s[4] = {};
+        int measured = 0;
+        TRAINRIG_TRY(check(api_, api_.step_times(m_, s, &measured)));
+        if (measured == 0) return std::optional<DeviceTimes>();
+        return std::optional<DeviceTimes>(DeviceTimes{s[0], s[1], s[2], s[3]});
+    }
     Status save_state(CheckpointState& s) override {
         for (auto* v : {&s.params, &s.adam_m, &s.adam_v}) v->resize(total_);
         return check(api_, api_.get_state(m_, s.params.data(), s.adam_m.data(), s.adam_v.data()));
@@ -245,6 +270,10 @@ public:
         out.resize(total_);
         return check(api_, api_.get_grads(m_, out.data()));
     }
+    Status copy_logits(std::vector<float>& out) override {
+        out.resize(rows_ * static_cast<size_t>(config_.padded_vocab));
+        return check(api_, api_.get_logits(m_, out.data(), rows_));
+    }
     Result<uint64_t> params_digest() override {
         std::vector<float> params(total_);
         TRAINRIG_TRY(check(api_, api_.get_state(m_, params.data(), nullptr, nullptr)));
@@ -258,6 +287,11 @@ private:
     trainrig_train_model* m_;
     ModelConfig config_;
     size_t total_;
+    size_t rows_ = 0;  // of the last forward
+    struct Staged {
+        const uint32_t *inputs = nullptr, *targets = nullptr;
+        int B = 0, T = 0;
+    } staged_;  // what the plugin holds for the next forward
 };
 
 }  // namespace

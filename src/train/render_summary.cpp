@@ -58,6 +58,7 @@ std::string summary_json(const TrainOptions& o, const TrainSummary& s, const std
           {"comm", t.comm},
           {"optimizer", t.optimizer},
           {"checkpoint", t.checkpoint}}},
+        {"phase_clock", s.phase_clock},
         {"flops_per_token", s.flops_per_token},
         {"flops_formula", "PaLM 6N + 12*L*H*Q*T (arXiv:2204.02311 App. B)"},
         {"mfu", optional_number(s.mfu)},
@@ -95,9 +96,9 @@ std::string summary_text(const TrainOptions& o, const TrainSummary& s, const std
                        s.step_s * 1e3);
     out += fmt::format(
         "  phases       data {:.1f} ms, forward {:.1f} ms, backward {:.1f} ms, comm {:.1f} ms, "
-        "optimizer {:.1f} ms, checkpoint {:.1f} ms\n",
+        "optimizer {:.1f} ms, checkpoint {:.1f} ms ({} clock)\n",
         t.data_wait * 1e3, t.forward * 1e3, t.backward * 1e3, t.comm * 1e3, t.optimizer * 1e3,
-        t.checkpoint * 1e3);
+        t.checkpoint * 1e3, s.phase_clock);
     const double flops = s.tokens_per_s * s.flops_per_token;
     if (s.mfu)
         out +=

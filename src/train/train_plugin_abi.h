@@ -25,7 +25,13 @@
 // Parameters and moments cross as fp32 in ParamLayout order (src/train/param_layout.h);
 // set_state with null moments leaves them zero. backward(last = 1) also starts the gradient
 // all-reduce over the world, bucket by bucket as layers finish; finish_reduce waits for it (the
-// exposed communication). forward and backward return when the device has finished them.
+// exposed communication). forward returns when the device has finished it (its loss is read);
+// backward and update return once their work is queued. step_times waits for the queued work
+// and gives the seconds the device spent since its last call in forward, backward, exposed
+// communication and optimizer (grad_norm through update), in that order; *measured = 0 says the
+// plugin does not time its phases (its calls then finish before they return).
+// stage starts the host-to-device copy of the micro-batch the next forward takes, so it overlaps
+// work still queued (the previous step's update); forward with null inputs then uses it.
 #pragma once
 
 #include <stddef.h>
@@ -35,7 +41,7 @@
 extern "C" {
 #endif
 
-#define TRAINRIG_TRAIN_ABI 1
+#define TRAINRIG_TRAIN_ABI 2
 
 typedef struct trainrig_train_world trainrig_train_world;
 typedef struct trainrig_train_model trainrig_train_model;
@@ -58,13 +64,18 @@ char* trainrig_train_set_state(trainrig_train_model* m, const float* params, con
 char* trainrig_train_get_state(trainrig_train_model* m, float* params, float* adam_m,
                                float* adam_v);
 char* trainrig_train_get_grads(trainrig_train_model* m, float* grads);
+// The last forward's logits as fp32, `rows` of padded_vocab (rows = its B·T), until backward.
+char* trainrig_train_get_logits(trainrig_train_model* m, float* logits, size_t rows);
 char* trainrig_train_zero_grads(trainrig_train_model* m);
+char* trainrig_train_stage(trainrig_train_model* m, const uint32_t* inputs, const uint32_t* targets,
+                           int batch, int seq);
 char* trainrig_train_forward(trainrig_train_model* m, const uint32_t* inputs,
                              const uint32_t* targets, int batch, int seq, double* loss);
 char* trainrig_train_backward(trainrig_train_model* m, float loss_scale, int last);
 char* trainrig_train_finish_reduce(trainrig_train_model* m);
 char* trainrig_train_grad_norm(trainrig_train_model* m, double* norm);
 char* trainrig_train_update(trainrig_train_model* m, double lr, int64_t t, double norm);
+char* trainrig_train_step_times(trainrig_train_model* m, double* seconds /* [4] */, int* measured);
 // Bytes the model holds on the device (everything it allocated).
 uint64_t trainrig_train_device_bytes(trainrig_train_model* m);
 

@@ -332,6 +332,9 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
     std::vector<double> step_times, tps;
     std::vector<PhaseTimes> phases;
     data::LoaderState consumed;
+    // The next step's first micro-batch, taken and staged on the device while this step's
+    // update still runs (consumed only when its step uses it).
+    std::optional<Result<Batch>> ahead;
 
     auto checkpoint = [&](int64_t step, StepRecord& rec) -> Status {
         if (!writer) return ok_status();
@@ -357,13 +360,16 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
         StepRecord rec;
         rec.step = step + 1;
         rec.steps = o.steps;
+        // Drops what the device timed outside the step (evaluation, a checkpoint's copy).
+        TRAINRIG_TRY(backend->take_device_times().status());
         TRAINRIG_TRY(backend->zero_grads());
         double loss = 0;
         Status data_error;
         const float scale = 1.0f / static_cast<float>(o.grad_accum * comm.world());
         for (int k = 0; k < o.grad_accum; ++k) {
             auto t = Clock::now();
-            auto b = batches.next();
+            Result<Batch> b = ahead ? std::move(*ahead) : batches.next();
+            ahead.reset();
             rec.time.data_wait += seconds_since(t);
             if (!b.ok()) {
                 data_error = b.status();
@@ -390,7 +396,8 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
             return data_error.ok()
                        ? Status(Errc::kInvalidInput, "another rank could not read its data")
                        : data_error;
-        rec.time.comm = seconds_since(t);
+        const double agreement_s = seconds_since(t);
+        rec.time.comm = agreement_s;
         t = Clock::now();
         TRAINRIG_TRY(backend->backward(scale, true));
         rec.time.backward += seconds_since(t);
@@ -421,6 +428,25 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
         rec.lr = learning_rate(o.opt, step, o.steps);
         TRAINRIG_TRY(backend->update(rec.lr, step + 1, rec.grad_norm));
         rec.time.optimizer = seconds_since(t);
+        if (step + 1 < until && flags[2] == 0) {
+            const auto w = Clock::now();
+            ahead = batches.next();
+            rec.time.data_wait += seconds_since(w);
+            if (ahead->ok())
+                TRAINRIG_TRY(backend->stage((*ahead)->inputs.data(), (*ahead)->targets.data(),
+                                            (*ahead)->B, (*ahead)->T));
+        }
+        // A device's calls return before their kernels finish: its own clock places the time.
+        // The agreement stays on the host clock; the device adds the all-reduce it left exposed.
+        auto device_times = backend->take_device_times();
+        if (!device_times.ok()) return device_times.status();
+        if (const auto& d = *device_times) {
+            rec.time.forward = d->forward;
+            rec.time.backward = d->backward;
+            rec.time.comm = agreement_s + d->comm;
+            rec.time.optimizer = d->optimizer;
+            sum.phase_clock = "device";
+        }
         sum.end_step = step + 1;
         if (step == sum.start_step) sum.first_loss = rec.loss;
         sum.last_loss = rec.loss;

@@ -65,6 +65,9 @@ struct TrainSummary {
     double tokens_per_s = 0;  // median over timed steps (the first step of a process is excluded)
     double step_s = 0;        // median
     PhaseTimes median_time;
+    // What timed forward, backward, comm and optimizer: "host" clocks around calls that finish
+    // before they return (CPU), or "device" events where the calls only queue work (CUDA).
+    std::string phase_clock = "host";
     double flops_per_token = 0;
     std::optional<double> mfu;
     uint64_t peak_memory_bytes = 0;

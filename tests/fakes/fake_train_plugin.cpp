@@ -2,6 +2,8 @@
 // so the path `trainrig train --backend cuda` takes (dlopen, the world, the model, state in and
 // out, the error channel) runs and is checked on machines without a GPU. One rank only.
 // FAKE_TRAIN_DEVICE_MEMORY (bytes) makes model_open fail as a full device would.
+// FAKE_TRAIN_PHASE_TIMES ("forward,backward,comm,optimizer" seconds) is what step_times reports
+// for every step, as a device timing its phases with events would; unset, it reports none.
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -34,6 +36,11 @@ struct trainrig_train_model {
     tt::ModelConfig config;
     size_t total = 0;
     uint64_t bytes = 0;
+    std::vector<uint32_t> staged_inputs, staged_targets;  // what stage() was given
+    bool staged = false;
+    int staged_B = 0, staged_T = 0;
+    size_t max_tokens = 0;
+    size_t logits_rows = 0;  // of the last forward; 0 once backward consumed them
 };
 
 extern "C" {
@@ -77,6 +84,7 @@ char* trainrig_train_model_open(trainrig_train_world*, const char* config_json,
         auto m = std::make_unique<trainrig_train_model>();
         m->config = r->model;
         m->total = tt::ParamLayout(r->model).total();
+        m->max_tokens = static_cast<size_t>(r->batch) * static_cast<size_t>(r->seq);
         m->bytes = tt::cpu_training_bytes(r->model, r->batch, r->seq);
         if (const char* cap = std::getenv("FAKE_TRAIN_DEVICE_MEMORY");
             cap && m->bytes > std::strtoull(cap, nullptr, 10))
@@ -128,21 +136,59 @@ char* trainrig_train_get_grads(trainrig_train_model* m, float* grads) {
     });
 }
 
+char* trainrig_train_get_logits(trainrig_train_model* m, float* logits, size_t rows) {
+    return tt::plugin_call([&]() -> Status {
+        std::vector<float> all;
+        TRAINRIG_TRY(m->backend->copy_logits(all));
+        if (rows == 0 || rows != m->logits_rows ||
+            all.size() < rows * static_cast<size_t>(m->config.padded_vocab))
+            return Status(Errc::kInternal, "the logits asked for are not the last forward's");
+        std::memcpy(logits, all.data(), rows * m->config.padded_vocab * sizeof(float));
+        return ok_status();
+    });
+}
+
 char* trainrig_train_zero_grads(trainrig_train_model* m) {
     return tt::plugin_call([&] { return m->backend->zero_grads(); });
+}
+
+char* trainrig_train_stage(trainrig_train_model* m, const uint32_t* inputs, const uint32_t* targets,
+                           int batch, int seq) {
+    return tt::plugin_call([&]() -> Status {
+        m->staged = false;
+        const size_t n = static_cast<size_t>(batch) * static_cast<size_t>(seq);
+        if (inputs == nullptr || batch < 1 || seq < 1 || n > m->max_tokens)
+            return Status(Errc::kInvalidInput, "the staged batch does not fit the model");
+        m->staged_inputs.assign(inputs, inputs + n);
+        m->staged_targets.clear();
+        if (targets) m->staged_targets.assign(targets, targets + n);
+        m->staged = true;
+        m->staged_B = batch;
+        m->staged_T = seq;
+        return ok_status();
+    });
 }
 
 char* trainrig_train_forward(trainrig_train_model* m, const uint32_t* inputs,
                              const uint32_t* targets, int batch, int seq, double* loss) {
     return tt::plugin_call([&]() -> Status {
+        if (inputs == nullptr) {
+            if (!m->staged || m->staged_B != batch || m->staged_T != seq)
+                return Status(Errc::kInternal, "forward of a batch never staged");
+            inputs = m->staged_inputs.data();
+            targets = m->staged_targets.empty() ? nullptr : m->staged_targets.data();
+        }
+        m->staged = false;
         auto r = m->backend->forward(inputs, targets, batch, seq);
         if (!r.ok()) return r.status();
         *loss = *r;
+        m->logits_rows = static_cast<size_t>(batch) * static_cast<size_t>(seq);
         return ok_status();
     });
 }
 
 char* trainrig_train_backward(trainrig_train_model* m, float loss_scale, int last) {
+    m->logits_rows = 0;  // backward turns them into their gradient
     return tt::plugin_call([&] { return m->backend->backward(loss_scale, last != 0); });
 }
 
@@ -159,6 +205,23 @@ char* trainrig_train_grad_norm(trainrig_train_model* m, double* norm) {
 
 char* trainrig_train_update(trainrig_train_model* m, double lr, int64_t t, double norm) {
     return tt::plugin_call([&] { return m->backend->update(lr, t, norm); });
+}
+
+char* trainrig_train_step_times(trainrig_train_model*, double* seconds, int* measured) {
+    *measured = 0;
+    const char* given = std::getenv("FAKE_TRAIN_PHASE_TIMES");
+    if (given == nullptr) return nullptr;
+    return tt::plugin_call([&]() -> Status {
+        char* at = const_cast<char*>(given);
+        for (int i = 0; i < 4; ++i) {
+            seconds[i] = std::strtod(at, &at);
+            if (*at != (i == 3 ? '\0' : ','))
+                return Status(Errc::kInternal, "bad FAKE_TRAIN_PHASE_TIMES");
+            if (*at == ',') ++at;
+        }
+        *measured = 1;
+        return ok_status();
+    });
 }
 
 uint64_t trainrig_train_device_bytes(trainrig_train_model* m) { return m->bytes; }

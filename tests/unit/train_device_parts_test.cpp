@@ -1,12 +1,15 @@
 // The host-side parts of the device backend that need no GPU: gradient buckets, the plugin's
-// model request and error channel, and the shared initialisation.
+// model request and error channel, the shared initialisation, and what crosses the plugin
+// boundary (through the CPU stand-in, tests/fakes/fake_train_plugin.cpp).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "train/backend.h"
 #include "train/cpu/gpt_cpu.h"
+#include "train/device_plugin.h"
 #include "train/grad_buckets.h"
 #include "train/init_weights.h"
 #include "train/param_layout.h"
@@ -129,6 +132,36 @@ TEST(PluginRequest, ErrorsCrossAsCodeSentenceAndNextStep) {
     ASSERT_NE(thrown, nullptr);
     EXPECT_NE(std::string(thrown).find("boom"), std::string::npos);
     std::free(thrown);
+}
+
+// The logits the CUDA test compares with the CPU reference's come back through the plugin
+// row for row: the stand-in computes with the CPU backend, so they must be equal.
+TEST(DevicePlugin, LogitsCrossTheBoundaryRowForRow) {
+    // The plugin is loaded once per process; no other test of this binary loads another.
+    ::setenv("TRAINRIG_TRAIN_PLUGIN", TRAINRIG_FAKE_TRAIN_LIB, 1);
+    LocalCommunicator local;
+    auto world = open_device_world(local);
+    ASSERT_TRUE(world.ok()) << world.status().message();
+    const ModelConfig c = shape(1, 2, 32, 300);
+    const OptimizerConfig opt;
+    auto dev = make_device_backend(*world, c, opt, 2, 16);
+    ASSERT_TRUE(dev.ok()) << dev.status().message();
+    auto cpu = make_cpu_backend(c, opt);
+    std::vector<uint32_t> in(2 * 16), tg(2 * 16);
+    for (size_t i = 0; i < in.size(); ++i) {
+        in[i] = static_cast<uint32_t>(i * 37 % 300);
+        tg[i] = static_cast<uint32_t>(i * 11 % 300);
+    }
+    std::vector<float> zd, zc;
+    for (Backend* b : {dev->get(), cpu.get()}) {
+        ASSERT_TRUE(b->init_weights(7).ok());
+        ASSERT_TRUE(b->forward(in.data(), tg.data(), 2, 16).ok());
+    }
+    ASSERT_TRUE((*dev)->copy_logits(zd).ok());
+    ASSERT_TRUE(cpu->copy_logits(zc).ok());
+    ASSERT_EQ(zd.size(), in.size() * static_cast<size_t>(c.padded_vocab));
+    ASSERT_GE(zc.size(), zd.size());
+    for (size_t i = 0; i < zd.size(); ++i) ASSERT_EQ(zd[i], zc[i]) << "logit " << i;
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <utility>
+#include <vector>
 
 #include "cuda/cuda_check.h"
 #include "train/cuda/attention.h"
@@ -119,6 +121,27 @@ Status GptCuda::get_params(float* host) const {
     return wait_stream(s);
 }
 
+Status GptCuda::get_logits(float* host, size_t rows) const {
+    const Impl& model = *impl_;
+    if (rows == 0 || rows != model.logits_rows)
+        return Status(Errc::kInternal,
+                      fmt::format("the logits of {} rows are asked for, the device holds {}", rows,
+                                  model.logits_rows));
+    const cudaStream_t s = model.stream.get();
+    const size_t n = rows * static_cast<size_t>(model.config.padded_vocab);
+    std::vector<uint16_t> raw(n);
+    TRAINRIG_TRY(wait_stream(s));
+    CUDA_TRY(cudaMemcpyAsync(raw.data(), model.buf.logits, n * sizeof(uint16_t),
+                             cudaMemcpyDeviceToHost, s));
+    TRAINRIG_TRY(wait_stream(s));
+    // bf16 is the upper half of an fp32.
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t bits = static_cast<uint32_t>(raw[i]) << 16;
+        std::memcpy(host + i, &bits, sizeof bits);
+    }
+    return ok_status();
+}
+
 Status GptCuda::set_moments(const float* m, const float* v) {
     const cudaStream_t s = impl_->stream.get();
     const size_t bytes = impl_->layout.total() * sizeof(float);
@@ -153,6 +176,7 @@ Result<double> GptCuda::forward(const uint32_t* d_inputs, const uint32_t* d_targ
                                   "created for",
                                   B, T, model.max_B, model.max_T));
     model.backward_ready = false;
+    model.logits_rows = 0;
     const DeviceBuffers& b = model.buf;
     const cudaStream_t s = model.stream.get();
     LtGemm& gemm = *model.gemm;
@@ -193,6 +217,7 @@ Result<double> GptCuda::forward(const uint32_t* d_inputs, const uint32_t* d_targ
     // The classifier is the token embedding itself (tied), without a bias.
     TRAINRIG_TRY(
         gemm.forward(b.logits, b.lnf, model.w(Param::kWte), nullptr, nullptr, N, C, Vp, s));
+    model.logits_rows = uN;
     if (d_targets == nullptr) {
         CUDA_TRY(cudaGetLastError());
         TRAINRIG_TRY(wait_stream(s));
@@ -238,7 +263,7 @@ Status GptCuda::update(double lr, int64_t t, double norm) {
                      a.clip, s);
     }
     CUDA_TRY(cudaGetLastError());
-    return wait_stream(s);
+    return ok_status();
 }
 
 }  // namespace trainrig::train::cuda

@@ -43,6 +43,9 @@ public:
     Status get_params(float* host) const;
     Status set_moments(const float* m, const float* v);
     Status get_moments(float* m, float* v) const;
+    // The last forward's logits as fp32, rows = its B·T, each padded_vocab wide; fails once
+    // backward has turned them into their gradient.
+    Status get_logits(float* host, size_t rows) const;
 
     Status zero_grads();
     // B ≤ the B of create(), T ≤ its T. tokens and targets are device pointers (B·T each);
@@ -61,7 +64,7 @@ public:
     // Σ g² over all gradients, waiting for the GPU.
     Result<double> grad_sum_squares();
     // Clips by norm (as OptimizerConfig::grad_clip) and applies AdamW at lr, step t (1-based);
-    // weight decay on matrices only. Waits for the GPU.
+    // weight decay on matrices only. Returns without waiting.
     Status update(double lr, int64_t t, double norm);
 
 private:

@@ -15,6 +15,7 @@ Status GptCuda::backward(float loss_scale, const std::function<Status(int layer)
                       "backward needs a forward with targets after the last backward");
     // The logits become their gradient below: a second backward would read garbage.
     model.backward_ready = false;
+    model.logits_rows = 0;
     const int B = model.B, T = model.T, N = B * T;
     const int C = model.config.channels, NH = model.config.heads, L = model.config.layers;
     const int V = model.config.vocab, Vp = model.config.padded_vocab;

@@ -46,6 +46,7 @@ struct GptCuda::Impl {
     // targets, and it overwrites the logits.
     int B = 0, T = 0;
     bool backward_ready = false;
+    size_t logits_rows = 0;  // of the last forward; 0 once backward has consumed them
 };
 
 }  // namespace trainrig::train::cuda

@@ -1,6 +1,9 @@
 // libtrainrig_train_cuda.so: the C entry points of train_plugin_abi.h over GptCuda and the device
 // world. Adds what the model itself does not: token batches staged through a pinned double
-// buffer, and the gradient all-reduce issued bucket by bucket while backward is still running.
+// buffer, the gradient all-reduce issued bucket by bucket while backward is still running, and
+// CUDA events at each phase's edges. Only forward (for its loss) and the calls that read the
+// device wait for it; backward and update return once queued, so the next micro-batch's token
+// copy overlaps the current backward.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <nccl.h>
@@ -10,6 +13,7 @@
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +21,8 @@
 #include "cuda/device_memory.h"
 #include "train/cuda/device_world.h"
 #include "train/cuda/gpt_cuda.h"
+#include "train/cuda/phase_events.h"
+#include "train/cuda/token_staging.h"
 #include "train/grad_buckets.h"
 #include "train/train_plugin_support.h"
 
@@ -29,6 +35,7 @@ using trainrig::Errc;
 using trainrig::ok_status;
 using trainrig::Result;
 using trainrig::Status;
+using trainrig::train::cuda::Phase;
 namespace tc = trainrig::cuda;
 namespace tt = trainrig::train;
 
@@ -43,26 +50,13 @@ struct trainrig_train_model {
     // Buckets, and for each layer (index l + 1; 0 is the embeddings' "-1") the ones it completes.
     std::vector<tt::GradBucket> buckets;
     std::vector<std::vector<size_t>> ready;
-    tc::Stream copy_stream;  // the all-reduce runs on the world's stream
-    std::vector<tc::Event> bucket_done;
+    std::vector<tc::Event> bucket_done;  // the all-reduce runs on the world's stream
     bool reduce_pending = false;
-    // Two pinned slots of inputs then targets, their device copies, and the event after each
-    // slot's copy: a slot's pinned memory is rewritten only after its last copy finished.
-    tc::PinnedMemory pinned[2];
-    tc::DeviceMemory tokens[2];
-    tc::Event copied[2];
-    bool slot_used[2] = {false, false};
-    int slot = 0;
+    std::optional<tt::cuda::TokenStaging> tokens;
+    tt::cuda::PhaseEvents phases;
 };
 
 namespace {
-
-template <class T>
-Status take(Result<T> r, T& into) {
-    if (!r.ok()) return r.status();
-    into = std::move(r).value();
-    return ok_status();
-}
 
 // An event only for ordering streams: no timestamps to take.
 Result<tc::Event> sync_event() {
@@ -98,24 +92,20 @@ Status open_model(trainrig_train_world* w, const char* json, trainrig_train_mode
     CUDA_TRY(cudaSetDevice(w->world->device()));
     auto m = std::make_unique<trainrig_train_model>();
     m->w = w;
-    TRAINRIG_TRY(take(tt::cuda::GptCuda::create(r.model, r.opt, r.batch, r.seq), m->gpt));
+    TRAINRIG_TRY(tc::move_into(tt::cuda::GptCuda::create(r.model, r.opt, r.batch, r.seq), m->gpt));
     m->max_tokens = r.batch * r.seq;
     m->buckets = tt::plan_grad_buckets(m->gpt->layout(), r.model.layers, r.bucket_bytes);
     m->ready.resize(static_cast<size_t>(r.model.layers) + 1);
     for (size_t i = 0; i < m->buckets.size(); ++i)
         m->ready[static_cast<size_t>(m->buckets[i].ready_after + 1)].push_back(i);
-    TRAINRIG_TRY(take(tc::make_stream(), m->copy_stream));
     for (size_t i = 0; i < m->buckets.size(); ++i) {
         tc::Event e;
-        TRAINRIG_TRY(take(sync_event(), e));
+        TRAINRIG_TRY(tc::move_into(sync_event(), e));
         m->bucket_done.push_back(std::move(e));
     }
-    const size_t bytes = 2 * static_cast<size_t>(m->max_tokens) * sizeof(uint32_t);
-    for (int s = 0; s < 2; ++s) {
-        TRAINRIG_TRY(take(tc::pinned_alloc(bytes), m->pinned[s]));
-        TRAINRIG_TRY(take(tc::device_alloc(bytes), m->tokens[s]));
-        TRAINRIG_TRY(take(sync_event(), m->copied[s]));
-    }
+    auto staging = tt::cuda::TokenStaging::create(static_cast<size_t>(m->max_tokens));
+    if (!staging.ok()) return staging.status();
+    m->tokens.emplace(std::move(staging).value());
     *out = m.release();
     return ok_status();
 }
@@ -141,40 +131,36 @@ Status reduce_ready(trainrig_train_model* m, int layer) {
     return ok_status();
 }
 
+// Null inputs: the micro-batch stage() sent.
 Status forward(trainrig_train_model* m, const uint32_t* inputs, const uint32_t* targets, int B,
                int T, double* loss) {
-    const size_t n = static_cast<size_t>(B) * static_cast<size_t>(T);
-    if (B < 1 || T < 1 || n > static_cast<size_t>(m->max_tokens))
-        return Status(
-            Errc::kInvalidInput,
-            fmt::format("a batch of {} x {} is larger than the model was set up for", B, T));
-    m->slot ^= 1;
-    const int s = m->slot;
-    if (m->slot_used[s]) TRAINRIG_TRY(tc::wait_event(m->copied[s].get()));
-    auto* staged = static_cast<uint32_t*>(m->pinned[s].get());
-    std::memcpy(staged, inputs, n * sizeof(uint32_t));
-    if (targets) std::memcpy(staged + n, targets, n * sizeof(uint32_t));
-    const size_t bytes = (targets ? 2 : 1) * n * sizeof(uint32_t);
-    CUDA_TRY(cudaMemcpyAsync(m->tokens[s].get(), staged, bytes, cudaMemcpyHostToDevice,
-                             m->copy_stream.get()));
-    CUDA_TRY(cudaEventRecord(m->copied[s].get(), m->copy_stream.get()));
-    m->slot_used[s] = true;
-    CUDA_TRY(cudaStreamWaitEvent(m->gpt->stream(), m->copied[s].get(), 0));
-    const auto* d = static_cast<const uint32_t*>(m->tokens[s].get());
-    auto r = m->gpt->forward(d, targets ? d + n : nullptr, B, T);
+    if (inputs != nullptr)
+        TRAINRIG_TRY(m->tokens->stage(inputs, targets, B, T));
+    else if (!m->tokens->staged(B, T))
+        return Status(Errc::kInternal, "forward was asked for a batch that was not staged");
+    const cudaStream_t compute = m->gpt->stream();
+    auto d = m->tokens->take(compute);
+    if (!d.ok()) return d.status();
+    TRAINRIG_TRY(m->phases.begin(Phase::kForward, compute));
+    auto r = m->gpt->forward(d->inputs, d->targets, B, T);
     if (!r.ok()) return r.status();
     *loss = *r;
-    return ok_status();
+    return m->phases.end(Phase::kForward, compute);
 }
 
 Status backward(trainrig_train_model* m, float scale, bool last) {
     const bool reduce = last && m->w->world->world() > 1;
     // Pending from the first bucket on: a failure midway must still abort the communicator.
     m->reduce_pending = reduce;
+    const cudaStream_t compute = m->gpt->stream();
+    TRAINRIG_TRY(m->phases.begin(Phase::kBackward, compute));
     TRAINRIG_TRY(m->gpt->backward(
         scale, [&](int layer) { return reduce ? reduce_ready(m, layer) : ok_status(); }));
-    // Backward's own time ends here; what the all-reduce adds shows in finish_reduce.
-    return tc::wait_stream(m->gpt->stream());
+    TRAINRIG_TRY(m->phases.end(Phase::kBackward, compute));
+    if (!reduce) return ok_status();
+    // The communication backward did not hide: from its last kernel to the last bucket's sum.
+    TRAINRIG_TRY(m->phases.begin(Phase::kComm, compute));
+    return m->phases.end(Phase::kComm, m->w->world->stream());
 }
 
 Status finish_reduce(trainrig_train_model* m) {
@@ -222,7 +208,7 @@ char* trainrig_train_world_open(const char* config_json, trainrig_train_world** 
         const auto j = nlohmann::json::parse(config_json ? config_json : "", nullptr, false);
         if (!j.is_object()) return Status(Errc::kInvalidInput, "the world request is not JSON");
         auto w = std::make_unique<trainrig_train_world>();
-        TRAINRIG_TRY(take(
+        TRAINRIG_TRY(tc::move_into(
             tt::cuda::DeviceWorld::open(j.value("rank", 0), j.value("world", 1),
                                         j.value("local_rank", 0), from_hex(j.value("nccl_id", ""))),
             w->world));
@@ -286,8 +272,17 @@ char* trainrig_train_get_grads(trainrig_train_model* m, float* grads) {
     });
 }
 
+char* trainrig_train_get_logits(trainrig_train_model* m, float* logits, size_t rows) {
+    return tt::plugin_call([&] { return m->gpt->get_logits(logits, rows); });
+}
+
 char* trainrig_train_zero_grads(trainrig_train_model* m) {
     return tt::plugin_call([&] { return m->gpt->zero_grads(); });
+}
+
+char* trainrig_train_stage(trainrig_train_model* m, const uint32_t* inputs, const uint32_t* targets,
+                           int batch, int seq) {
+    return tt::plugin_call([&] { return m->tokens->stage(inputs, targets, batch, seq); });
 }
 
 char* trainrig_train_forward(trainrig_train_model* m, const uint32_t* inputs,
@@ -305,6 +300,7 @@ char* trainrig_train_finish_reduce(trainrig_train_model* m) {
 
 char* trainrig_train_grad_norm(trainrig_train_model* m, double* norm) {
     return tt::plugin_call([&]() -> Status {
+        TRAINRIG_TRY(m->phases.begin(Phase::kOptimizer, m->gpt->stream()));
         auto s = m->gpt->grad_sum_squares();
         if (!s.ok()) return s.status();
         *norm = std::sqrt(*s);
@@ -313,12 +309,27 @@ char* trainrig_train_grad_norm(trainrig_train_model* m, double* norm) {
 }
 
 char* trainrig_train_update(trainrig_train_model* m, double lr, int64_t t, double norm) {
-    return tt::plugin_call([&] { return m->gpt->update(lr, t, norm); });
+    return tt::plugin_call([&]() -> Status {
+        TRAINRIG_TRY(m->gpt->update(lr, t, norm));
+        return m->phases.end(Phase::kOptimizer, m->gpt->stream());
+    });
+}
+
+char* trainrig_train_step_times(trainrig_train_model* m, double* seconds, int* measured) {
+    return tt::plugin_call([&]() -> Status {
+        // A fault in the work backward and update queued surfaces here, named as such.
+        TRAINRIG_TRY(tc::wait_stream(m->gpt->stream()));
+        auto t = m->phases.take();
+        if (!t.ok()) return t.status();
+        for (size_t i = 0; i < tt::cuda::kPhaseCount; ++i) seconds[i] = (*t)[i];
+        *measured = 1;
+        return ok_status();
+    });
 }
 
 uint64_t trainrig_train_device_bytes(trainrig_train_model* m) {
     // The model's buffers and the two staged token slots.
-    return m->gpt->allocated_bytes() + 2 * 2 * static_cast<uint64_t>(m->max_tokens) * 4;
+    return m->gpt->allocated_bytes() + m->tokens->device_bytes();
 }
 
 }  // extern "C"

@@ -49,8 +49,8 @@ Status TokenStaging::stage(const uint32_t* inputs, const uint32_t* targets, int 
     return ok_status();
 }
 
-Result<DeviceTokens> TokenStaging::take(cudaStream_t compute) {
-    if (!staged_)
+Result<DeviceTokens> TokenStaging::take(cudaStream_t compute, int B, int T) {
+    if (!staged_ || B != B_ || T != T_)
         return Status(Errc::kInternal, "a forward was asked for a batch that was not staged");
     staged_ = false;
     CUDA_TRY(cudaStreamWaitEvent(compute, copied_[slot_].get(), 0));

@@ -27,10 +27,9 @@ public:
 
     // Copies B·T inputs (and targets, if any) into the next slot and queues their copy.
     Status stage(const uint32_t* inputs, const uint32_t* targets, int B, int T);
-    // Whether a staged micro-batch of this shape waits to be taken.
-    bool staged(int B, int T) const { return staged_ && B == B_ && T == T_; }
-    // Makes `compute` wait for the staged copy and hands out its device tokens.
-    Result<DeviceTokens> take(cudaStream_t compute);
+    // Makes `compute` wait for the staged B x T micro-batch's copy and hands out its device
+    // tokens; fails when none of that shape is staged.
+    Result<DeviceTokens> take(cudaStream_t compute, int B, int T);
 
     size_t device_bytes() const { return 2 * slot_bytes_; }
 

@@ -134,12 +134,9 @@ Status reduce_ready(trainrig_train_model* m, int layer) {
 // Null inputs: the micro-batch stage() sent.
 Status forward(trainrig_train_model* m, const uint32_t* inputs, const uint32_t* targets, int B,
                int T, double* loss) {
-    if (inputs != nullptr)
-        TRAINRIG_TRY(m->tokens->stage(inputs, targets, B, T));
-    else if (!m->tokens->staged(B, T))
-        return Status(Errc::kInternal, "forward was asked for a batch that was not staged");
+    if (inputs != nullptr) TRAINRIG_TRY(m->tokens->stage(inputs, targets, B, T));
     const cudaStream_t compute = m->gpt->stream();
-    auto d = m->tokens->take(compute);
+    auto d = m->tokens->take(compute, B, T);
     if (!d.ok()) return d.status();
     TRAINRIG_TRY(m->phases.begin(Phase::kForward, compute));
     auto r = m->gpt->forward(d->inputs, d->targets, B, T);

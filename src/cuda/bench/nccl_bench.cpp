@@ -13,6 +13,7 @@
 #include "cuda/bench/nccl_world.h"
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
+#include "cuda/nccl_group.h"
 
 namespace trainrig::cuda {
 namespace {
@@ -28,7 +29,8 @@ struct RankBuffers {
 
 Status launch(const NcclWorld& w, Collective c, const bench::CollectiveCounts& n,
               const std::vector<RankBuffers>& bufs) {
-    NCCL_TRY(ncclGroupStart());
+    NcclGroup group;
+    NCCL_TRY(group.started());
     for (size_t i = 0; i < w.local().size(); ++i) {
         const NcclRank& r = w.local()[i];
         const void* s = bufs[i].send.get();
@@ -59,7 +61,7 @@ Status launch(const NcclWorld& w, Collective c, const bench::CollectiveCounts& n
                 break;
         }
     }
-    NCCL_TRY(ncclGroupEnd());
+    NCCL_TRY(group.end());
     return {};
 }
 
@@ -95,11 +97,14 @@ Result<std::vector<T>> reduce_over_ranks(const NcclWorld& w, const std::vector<R
         CUDA_TRY(cudaMemcpyAsync(bufs[i].scratch.get(), values[i].data(), count * sizeof(T),
                                  cudaMemcpyHostToDevice, w.local()[i].stream));
     }
-    NCCL_TRY(ncclGroupStart());
-    for (size_t i = 0; i < bufs.size(); ++i)
-        NCCL_TRY(ncclAllReduce(bufs[i].scratch.get(), bufs[i].scratch.get(), count, type, op,
-                               w.local()[i].comm, w.local()[i].stream));
-    NCCL_TRY(ncclGroupEnd());
+    {
+        NcclGroup group;
+        NCCL_TRY(group.started());
+        for (size_t i = 0; i < bufs.size(); ++i)
+            NCCL_TRY(ncclAllReduce(bufs[i].scratch.get(), bufs[i].scratch.get(), count, type, op,
+                                   w.local()[i].comm, w.local()[i].stream));
+        NCCL_TRY(group.end());
+    }
     std::vector<T> out(count);
     CUDA_TRY(cudaSetDevice(w.local()[0].gpu.index));
     TRAINRIG_TRY(wait_stream(w.local()[0].stream));

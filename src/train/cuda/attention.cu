@@ -520,8 +520,6 @@ template <int HS>
 void forward_impl(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH,
                   cudaStream_t stream) {
     constexpr size_t smem = Dims<HS>::kFwdSmem;
-    cudaFuncSetAttribute(attention_forward_kernel<HS>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         static_cast<int>(smem));
     const dim3 grid(static_cast<unsigned>(B * NH), static_cast<unsigned>((T + kTile - 1) / kTile));
     const bool vec = aligned16(out) && aligned16(qkv);
     attention_forward_kernel<HS>
@@ -532,10 +530,6 @@ template <int HS>
 void backward_impl(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* out, const float* lse,
                    float* dsum, int B, int T, int C, int NH, cudaStream_t stream) {
     constexpr size_t dq_smem = Dims<HS>::kDqSmem, dkv_smem = Dims<HS>::kDkvSmem;
-    cudaFuncSetAttribute(attention_backward_dq_kernel<HS>,
-                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dq_smem));
-    cudaFuncSetAttribute(attention_backward_dkv_kernel<HS>,
-                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dkv_smem));
     const dim3 grid(static_cast<unsigned>(B * NH), static_cast<unsigned>((T + kTile - 1) / kTile));
     const bool vec = aligned16(dqkv) && aligned16(dout) && aligned16(qkv) && aligned16(out);
     const float scale = scale_of(HS);
@@ -546,7 +540,45 @@ void backward_impl(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* ou
         dqkv, dsum, dout, qkv, lse, T, C, NH, scale, scale * kLog2e, vec);
 }
 
+// Each kernel needs more than the default 48 KiB of dynamic shared memory at some head size, so
+// every limit is raised (a no-op where it is not needed).
+template <class Kernel>
+KernelSetupError raise_smem(Kernel* kernel, const char* name, size_t bytes) {
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               static_cast<int>(bytes));
+    return {e, e == cudaSuccess ? "" : name, bytes};
+}
+
+template <int HS>
+KernelSetupError configure_impl() {
+    using D = Dims<HS>;
+    KernelSetupError r =
+        raise_smem(attention_forward_kernel<HS>, "attention_forward_kernel", D::kFwdSmem);
+    if (r.error == cudaSuccess)
+        r = raise_smem(attention_backward_dq_kernel<HS>, "attention_backward_dq_kernel",
+                       D::kDqSmem);
+    if (r.error == cudaSuccess)
+        r = raise_smem(attention_backward_dkv_kernel<HS>, "attention_backward_dkv_kernel",
+                       D::kDkvSmem);
+    return r;
+}
+
 }  // namespace
+
+KernelSetupError attention_configure(int hs) {
+    switch (hs) {
+        case 16:
+            return configure_impl<16>();
+        case 32:
+            return configure_impl<32>();
+        case 64:
+            return configure_impl<64>();
+        case 128:
+            return configure_impl<128>();
+        default:
+            return {cudaErrorInvalidValue, "attention kernels (no build for this head size)", 0};
+    }
+}
 
 bool attention_supports_head_dim(int hs) { return hs == 16 || hs == 32 || hs == 64 || hs == 128; }
 

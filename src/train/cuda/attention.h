@@ -11,10 +11,17 @@
 
 #include <cstddef>
 
+#include "train/cuda/train_kernels.h"
+
 namespace trainrig::train::cuda {
 
 // The head sizes the kernels are compiled for.
 bool attention_supports_head_dim(int hs);
+
+// Raises the kernels' shared-memory limits for head size hs (up to about 90 KiB a block at 128).
+// Once per process and device, before the first launch; a device that refuses says so here,
+// naming the kernel, instead of failing the first launch with a generic error.
+KernelSetupError attention_configure(int hs);
 
 void attention_forward(__nv_bfloat16* out, float* lse, const __nv_bfloat16* qkv, int B, int T,
                        int C, int NH, cudaStream_t stream);

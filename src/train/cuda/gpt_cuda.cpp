@@ -22,6 +22,22 @@ namespace {
 
 double gib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 
+// The kernels' one-time setup on the current device, each refusal named.
+Status configure_kernels(const ModelConfig& c) {
+    for (const KernelSetupError& e :
+         {attention_configure(c.head_dim()), layernorm_configure(c.channels)}) {
+        if (e.error == cudaSuccess) continue;
+        return Status(Errc::kUnsupported,
+                      fmt::format("the GPU refused {} KiB of shared memory per block for {} "
+                                  "(head size {}, dim {}): {}",
+                                  e.smem_bytes / 1024, e.kernel, c.head_dim(), c.channels,
+                                  cudaGetErrorString(e.error)),
+                      "run on a GPU of compute capability 8.0 or newer, or choose a model with "
+                      "a head size of 64 or less");
+    }
+    return ok_status();
+}
+
 }  // namespace
 
 size_t GptCuda::device_bytes(const ModelConfig& c, int B, int T) {
@@ -49,6 +65,8 @@ Result<std::unique_ptr<GptCuda>> GptCuda::create(const ModelConfig& c, const Opt
                                   "(dim {} / {} heads)",
                                   c.head_dim(), c.channels, c.heads),
                       "choose --dim and --heads with the head size of a preset model");
+
+    TRAINRIG_TRY(configure_kernels(c));
 
     const DeviceBuffers sizes = carve_buffers(c, B, T, nullptr);
     size_t free_bytes = 0, total_bytes = 0;

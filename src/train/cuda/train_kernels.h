@@ -16,6 +16,14 @@ namespace trainrig::train::cuda {
 
 using bf16 = __nv_bfloat16;
 
+// What a kernel's one-time setup (a raised shared-memory limit) was refused: the error, the
+// kernel and the bytes asked for. error == cudaSuccess when all went through.
+struct KernelSetupError {
+    cudaError_t error = cudaSuccess;
+    const char* kernel = "";
+    size_t smem_bytes = 0;
+};
+
 // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]   (tokens: B·T device ids below Vp)
 void encoder_forward(bf16* out, const uint32_t* tokens, const bf16* wte, const bf16* wpe, int B,
                      int T, int C, cudaStream_t stream);
@@ -27,6 +35,9 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const uint32_
 // variance; mean and rstd (N each, fp32) are kept for backward.
 void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* w,
                        const bf16* b, int N, int C, cudaStream_t stream);
+// Raises layernorm_backward's shared-memory limit when 2·C floats exceed the default 48 KiB
+// (C above 6144). Once per process and device, before the first launch.
+KernelSetupError layernorm_configure(int C);
 // dinp += LayerNorm's input gradient (fp32 residual-stream gradient); dw += Σ_rows dout·x̂,
 // db += Σ_rows dout.
 void layernorm_backward(float* dinp, float* dw, float* db, const bf16* dout, const bf16* inp,

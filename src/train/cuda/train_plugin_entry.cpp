@@ -19,6 +19,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_memory.h"
+#include "cuda/nccl_group.h"
 #include "train/cuda/device_world.h"
 #include "train/cuda/gpt_cuda.h"
 #include "train/cuda/phase_events.h"
@@ -65,19 +66,6 @@ Result<tc::Event> sync_event() {
     return tc::Event(e);
 }
 
-// Closes an NCCL group however the calls inside it end: an open group would silently hold
-// every later NCCL call of this thread.
-struct NcclGroup {
-    ncclResult_t started = ncclGroupStart();
-    ~NcclGroup() {
-        if (started == ncclSuccess) ncclGroupEnd();
-    }
-    ncclResult_t end() {
-        started = ncclInternalError;  // ended here, not again in the destructor
-        return ncclGroupEnd();
-    }
-};
-
 std::string from_hex(const std::string& hex) {
     std::string out;
     for (size_t i = 0; i + 1 < hex.size(); i += 2)
@@ -121,8 +109,8 @@ Status reduce_ready(trainrig_train_model* m, int layer) {
     for (size_t b : m->ready[static_cast<size_t>(layer + 1)]) {
         CUDA_TRY(cudaEventRecord(m->bucket_done[b].get(), m->gpt->stream()));
         CUDA_TRY(cudaStreamWaitEvent(stream, m->bucket_done[b].get(), 0));
-        NcclGroup group;
-        NCCL_TRY(group.started);
+        tc::NcclGroup group;
+        NCCL_TRY(group.started());
         for (const tt::GradRange& r : m->buckets[b].ranges)
             NCCL_TRY(ncclAllReduce(grads + r.offset, grads + r.offset, r.size, ncclFloat, ncclSum,
                                    comm, stream));

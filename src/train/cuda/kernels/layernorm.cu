@@ -141,14 +141,20 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, con
             <<<blocks, kFwdWarps * 32, 0, stream>>>(out, mean, rstd, inp, w, b, N, C);
 }
 
+KernelSetupError layernorm_configure(int C) {
+    const size_t smem = 2 * static_cast<size_t>(C > 0 ? C : 0) * sizeof(float);
+    if (smem <= kDefaultSmem) return {};
+    const cudaError_t e =
+        cudaFuncSetAttribute(layernorm_backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(smem));
+    return {e, e == cudaSuccess ? "" : "layernorm_backward_kernel", smem};
+}
+
 void layernorm_backward(float* dinp, float* dw, float* db, const bf16* dout, const bf16* inp,
                         const bf16* w, const float* mean, const float* rstd, int N, int C,
                         cudaStream_t stream) {
     if (N <= 0 || C <= 0) return;
     const size_t smem = 2 * static_cast<size_t>(C) * sizeof(float);
-    if (smem > kDefaultSmem)
-        cudaFuncSetAttribute(layernorm_backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(smem));
     const size_t needed = (static_cast<size_t>(N) + kBwdWarps - 1) / kBwdWarps;
     const unsigned blocks = needed < kBwdMaxBlocks ? static_cast<unsigned>(needed) : kBwdMaxBlocks;
     layernorm_backward_kernel<<<blocks, kBwdWarps * 32, smem, stream>>>(dinp, dw, db, dout, inp, w,

@@ -46,4 +46,7 @@ ldd "${libs_of[@]}" | awk '/=> \//{print $1, $3}' | sort -u | while read -r name
         *) cp -L "$path" "$dest/lib/$name" ;;
     esac
 done
+# What was built, for the results' summary (scripts/gpu-check.sh reads COMMIT).
+git rev-parse HEAD > "$dest/COMMIT" 2>/dev/null || echo unknown > "$dest/COMMIT"
+git diff --quiet HEAD 2>/dev/null || echo "+ uncommitted changes" >> "$dest/COMMIT"
 echo "gpu-bundle: $(du -sh "$dest" | cut -f1) in $dest ($(ls "$dest/lib" | tr '\n' ' '))"

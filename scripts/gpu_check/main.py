@@ -1,0 +1,102 @@
+"""scripts/gpu-check.sh: trainrig's checks on a machine with an NVIDIA GPU in one bounded run.
+
+Usage: scripts/gpu-check.sh [--bundle DIR] [--out DIR] [--deadline SECONDS] [--dry-run]
+
+Runs the steps of steps.py in order under one deadline (default 540 s) and leaves at most six
+files in the output folder ($OUT, else build/gpu-check-out): summary.json, train-tests.json,
+bench-train.json, bench-vs-torch.json, train-vs-torch.json and details.tar. Exit 0 when every
+step passed or was skipped for a stated reason, 1 when one failed or did not run, 2 when the
+pre-flight check found the machine or the bundle unfit (one sentence on stderr says what).
+Read-only on the GPU: it never changes clocks, power, persistence or MIG settings.
+"""
+import argparse
+import datetime
+import os
+import platform
+import shutil
+import signal
+import sys
+import tempfile
+
+import dry
+import steps
+from context import Context
+from runner import Run, Step, PASSED, SKIPPED
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(prog="scripts/gpu-check.sh", description=__doc__.split("\n\n")[0])
+    p.add_argument("--bundle", default=os.path.join(ROOT, "build/gpu-bundle"),
+                   help="what scripts/gpu-bundle.sh packed (default build/gpu-bundle)")
+    p.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build/gpu-check-out"),
+                   help="where the results go (default $OUT, else build/gpu-check-out)")
+    p.add_argument("--deadline", type=float, default=540,
+                   help="seconds the whole run may take, steps included (default 540)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="stand-ins for every step: the control flow in seconds, without a GPU")
+    args = p.parse_args(argv)
+    if not args.deadline > 0:
+        p.error(f"--deadline must be a positive number of seconds, not {args.deadline}")
+    return args
+
+
+def bundle_commit(bundle):
+    try:
+        with open(os.path.join(bundle, "COMMIT")) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def table(records):
+    lines = [f"{'step':22} {'status':8} {'seconds':>8}  reason"]
+    for r in records:
+        lines.append(f"{r['name']:22} {r['status']:8} {r['seconds']:8.1f}  {r.get('reason', '')}")
+    return "\n".join(lines)
+
+
+def main(argv):
+    args = parse(argv)
+    try:
+        dry_plan = dry.behaviours(os.environ.get("TRAINRIG_GPU_CHECK_DRY")) if args.dry_run else None
+    except ValueError as e:
+        print(f"gpu-check: {e}", file=sys.stderr)
+        return 2
+    scale = float(os.environ.get("TRAINRIG_GPU_CHECK_DRY_SCALE", "0.01")) if args.dry_run else 1.0
+    work = tempfile.mkdtemp(prefix="trainrig-gpu-check-")
+    meta = {"mode": "dry-run" if args.dry_run else "gpu", "host": platform.node(),
+            "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "bundle": os.path.abspath(args.bundle), "commit": bundle_commit(args.bundle),
+            "work_dir": work}
+    run = Run(args.out, work, args.deadline, time_scale=scale, meta=meta)
+    ctx = Context(ROOT, args.bundle, dry=dry_plan)
+
+    def on_signal(signum, _frame):
+        run.interrupted(signum)
+        shutil.rmtree(work, ignore_errors=True)
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    for step in steps.plan():
+        if dry_plan is not None:
+            step = Step(step.name, step.cap, step.minimum,
+                        dry.stand_in(step, dry_plan.get(step.name, "ok"), scale),
+                        step.needs, step.primary)
+        record = run.execute(step, ctx)
+        print(f"== {record['name']}: {record['status']} ({record['seconds']:.1f} s)"
+              + (f": {record['reason']}" if record.get("reason") else ""), flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    print(table(run.records))
+    print(f"results: {run.out}")
+    first = run.records[0]
+    if first["status"] != PASSED:
+        print(f"gpu-check: cannot run: {first.get('reason', first['status'])}", file=sys.stderr)
+        return 2
+    return 0 if all(r["status"] in (PASSED, SKIPPED) for r in run.records) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,266 @@
+"""scripts/gpu-check.sh without a GPU: the dry mode's control flow (order, deadline accounting,
+a step that runs out is not run, the result set within what comes back from the GPU machine),
+the real pre-flight refusing a machine without a bundle or a driver, and the pure readings of
+scripts/gpu_check/compare.py."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "gpu-check.sh")
+sys.path.insert(0, os.path.join(ROOT, "scripts", "gpu_check"))
+
+import compare  # noqa: E402
+import steps  # noqa: E402
+
+# What the GPU machine returns (its device tool's limits): at most 8 files of 16 MiB, no deeper
+# than two folders, names of letters, digits, '.', '_' and '-'. The script promises 6.
+MAX_FILES, MAX_BYTES = 6, 16 << 20
+NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def run(*args, dry="", scale="0.02", deadline=None, timeout=60):
+    out = tempfile.mkdtemp(prefix="gpu-check-test-")
+    env = dict(os.environ, OUT=out, TRAINRIG_GPU_CHECK_DRY=dry,
+               TRAINRIG_GPU_CHECK_DRY_SCALE=scale)
+    argv = [SCRIPT, *args] + (["--deadline", str(deadline)] if deadline else [])
+    t = time.monotonic()
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+    wall = time.monotonic() - t
+    summary = None
+    if os.path.exists(os.path.join(out, "summary.json")):
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+    return p, out, summary, wall
+
+
+def by_name(summary):
+    return {s["name"]: s for s in summary["steps"]}
+
+
+class ResultSet(unittest.TestCase):
+    def check_result_set(self, out):
+        files = []
+        for d, dirs, fs in os.walk(out):
+            self.assertEqual(dirs, [], "the output folder has no subfolders")
+            files += [os.path.join(d, f) for f in fs]
+        self.assertLessEqual(len(files), MAX_FILES, files)
+        for f in files:
+            self.assertRegex(os.path.basename(f), NAME)
+            self.assertLess(os.path.getsize(f), MAX_BYTES)
+
+    def test_the_plan_promises_at_most_six_files(self):
+        primary = [f for s in steps.plan() for f in s.primary]
+        self.assertEqual(len(primary), len(set(primary)))
+        self.assertLessEqual(len(primary) + 2, MAX_FILES)  # + summary.json and details.tar
+        for f in primary:
+            self.assertRegex(f, NAME)
+
+    def test_the_order_puts_what_never_ran_first_and_pytorch_last(self):
+        names = [s.name for s in steps.plan()]
+        self.assertEqual(names[:5], ["preflight", "sanitizer-memcheck", "sanitizer-racecheck",
+                                     "train-test", "bench-train"])
+        self.assertLess(names.index("bench-gemm"), names.index("validate"))
+        self.assertEqual(names[-2:], ["torch-gpt2", "train-vs-torch"])
+
+    def test_a_dry_run_passes_every_step_in_order_within_the_deadline(self):
+        p, out, summary, _ = run("--dry-run", scale="0.05")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual([s["name"] for s in summary["steps"]], [s.name for s in steps.plan()])
+        self.assertTrue(all(s["status"] == "passed" for s in summary["steps"]))
+        self.assertEqual(summary["mode"], "dry-run")
+        self.assertLessEqual(sum(s["seconds"] for s in summary["steps"]), summary["deadline_s"])
+        self.check_result_set(out)
+        self.assertEqual(sorted(os.listdir(out)),
+                         ["bench-train.json", "bench-vs-torch.json", "details.tar",
+                          "summary.json", "train-tests.json", "train-vs-torch.json"])
+        with tarfile.open(os.path.join(out, "details.tar")) as tar:
+            logged = {n.split("/")[0] for n in tar.getnames() if n.endswith("step.log")}
+        self.assertEqual(len(logged), len(summary["steps"]))
+
+    def test_a_step_that_runs_out_is_not_run_and_the_rest_go_on(self):
+        p, out, summary, _ = run("--dry-run", dry="train-test=hang", scale="0.01")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        s = by_name(summary)
+        hung = s["train-test"]
+        self.assertEqual(hung["status"], "not_run")
+        self.assertTrue(hung["timed_out"])
+        self.assertIn("ran out of its 120 s", hung["reason"])
+        # Stopped at its timeout (plus the SIGTERM grace, which the stand-in ignores).
+        self.assertGreaterEqual(hung["seconds"], hung["timeout_s"])
+        self.assertLessEqual(hung["seconds"], hung["timeout_s"] + 5 + 2)
+        self.assertEqual(s["bench-train"]["status"], "passed")
+        self.assertNotIn("train-tests.json", os.listdir(out))
+        self.check_result_set(out)
+
+    def test_a_short_deadline_starts_no_step_it_cannot_finish(self):
+        p, out, summary, wall = run("--dry-run", dry="sanitizer-memcheck=hang", scale="0.01",
+                                    deadline=100)
+        self.assertEqual(p.returncode, 1)
+        s = by_name(summary)
+        self.assertEqual(s["sanitizer-memcheck"]["status"], "not_run")
+        self.assertEqual(s["sanitizer-memcheck"]["timeout_s"], 75)
+        late = [r for r in summary["steps"] if r["status"] == "not_run"
+                and not r.get("timed_out") and not r["reason"].startswith("needs ")]
+        self.assertTrue(late, "some steps find too little time left")
+        for r in late:
+            self.assertIn("of the deadline left", r["reason"])
+            self.assertIsNone(r["timeout_s"])
+        for r in summary["steps"]:
+            if r["timeout_s"] is not None:
+                self.assertLessEqual(r["timeout_s"], r["cap_s"])
+        self.assertLessEqual(summary["seconds"], 100 + 5)
+        self.assertLess(wall, 100 * 0.01 + 5)
+        self.check_result_set(out)
+
+    def test_a_failed_step_is_reported_and_later_steps_run(self):
+        p, out, summary, _ = run("--dry-run", dry="bench-gemm=fail")
+        self.assertEqual(p.returncode, 1)
+        s = by_name(summary)
+        self.assertEqual(s["bench-gemm"]["status"], "failed")
+        self.assertEqual(s["bench-d2h"]["status"], "passed")
+        self.assertEqual(s["train-vs-torch"]["status"], "passed")
+
+    def test_a_step_whose_inputs_did_not_pass_is_not_run(self):
+        p, out, summary, _ = run("--dry-run", dry="torch-gpt2=fail")
+        s = by_name(summary)
+        self.assertEqual(s["train-vs-torch"]["status"], "not_run")
+        self.assertIn("needs torch-gpt2", s["train-vs-torch"]["reason"])
+        self.assertNotIn("train-vs-torch.json", os.listdir(out))
+
+    def test_a_failed_preflight_exits_2_and_runs_nothing(self):
+        p, out, summary, _ = run("--dry-run", dry="preflight=fail")
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertTrue(p.stderr.startswith("gpu-check: cannot run:"))
+        self.assertTrue(all(r["status"] == "not_run" for r in summary["steps"][1:]))
+        self.check_result_set(out)
+
+    def test_without_a_bundle_or_a_driver_the_real_preflight_says_so(self):
+        missing = os.path.join(tempfile.mkdtemp(), "no-bundle")
+        p, out, summary, _ = run("--bundle", missing, deadline=60)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(missing, p.stderr)
+        self.assertIn("gpu-bundle.sh", p.stderr)
+        pre = summary["steps"][0]
+        self.assertEqual(pre["status"], "failed")
+        if not any(os.access(os.path.join(d, "nvidia-smi"), os.X_OK)
+                   for d in os.environ.get("PATH", "").split(os.pathsep)):
+            self.assertTrue(any("nvidia-smi" in x for x in pre["numbers"]["problems"]))
+        self.assertEqual(summary["mode"], "gpu")
+
+    def test_stopped_from_outside_it_keeps_what_it_measured(self):
+        out = tempfile.mkdtemp(prefix="gpu-check-test-")
+        env = dict(os.environ, OUT=out, TRAINRIG_GPU_CHECK_DRY="bench-train=hang",
+                   TRAINRIG_GPU_CHECK_DRY_SCALE="0.05")
+        p = subprocess.Popen([SCRIPT, "--dry-run"], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        summary_path = os.path.join(out, "summary.json")
+        for _ in range(200):  # until train-test (the step before the hang) is recorded
+            time.sleep(0.05)
+            try:
+                with open(summary_path) as f:
+                    if any(s["name"] == "train-test" for s in json.load(f)["steps"]):
+                        break
+            except (OSError, ValueError):
+                pass
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM)
+        with open(summary_path) as f:
+            summary = json.load(f)
+        self.assertEqual(summary["interrupted_by_signal"], signal.SIGTERM)
+        last = summary["steps"][-1]
+        self.assertEqual((last["name"], last["status"]), ("bench-train", "not_run"))
+        self.assertIn("train-tests.json", os.listdir(out))
+        with tarfile.open(os.path.join(out, "details.tar")) as tar:
+            self.assertTrue(any(n.startswith("03-train-test/") for n in tar.getnames()))
+        # The stand-in (it ignores SIGTERM) was killed with its group.
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        self.assertNotIn(summary["work_dir"], ps)
+        self.check_result_set(out)
+
+    def test_a_bad_dry_spec_is_one_clear_error(self):
+        p, _, _, _ = run("--dry-run", dry="train-test=explode")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("'train-test=explode' is not STEP=ok|fail|hang", p.stderr)
+
+
+class Readings(unittest.TestCase):
+    def test_gtest_counts_failures_skips_and_margins(self):
+        doc = {"tests": 3, "failures": 1, "disabled": 0, "testsuites": [{
+            "name": "TrainCuda", "testsuite": [
+                {"name": "MatchesTheCpuReference/hs16_T64", "status": "RUN",
+                 "result": "COMPLETED", "worst_update": "0.41"},
+                {"name": "MatchesTheCpuReference/hs64_T100", "status": "RUN",
+                 "result": "COMPLETED", "failures": [{"failure": "grad qkv_w: 0.2 exceeds 0.05\n"
+                                                                  "more"}]},
+                {"name": "MatchesTheCpuReference/hs32_T200", "status": "RUN",
+                 "result": "SKIPPED"}]}]}
+        n = compare.gtest_numbers(doc)
+        self.assertEqual(n["failures"], 1)
+        self.assertEqual(n["failed"][0]["first"][0], "grad qkv_w: 0.2 exceeds 0.05")
+        self.assertEqual(n["skipped"], ["TrainCuda.MatchesTheCpuReference/hs32_T200"])
+        self.assertEqual(n["properties"]["TrainCuda.MatchesTheCpuReference/hs16_T64"],
+                         {"worst_update": "0.41"})
+
+    def test_sanitizer_summaries(self):
+        self.assertEqual(compare.sanitizer_numbers("========= ERROR SUMMARY: 0 errors\n")["errors"], 0)
+        text = "========= RACECHECK SUMMARY: 3 hazards displayed (3 errors, 0 warnings)\n"
+        self.assertEqual(compare.sanitizer_numbers(text)["errors"], 3)
+        self.assertTrue(compare.sanitizer_numbers("Device not supported")["device_not_supported"])
+
+    def test_bench_against_torch_matches_records_and_shapes(self):
+        ours = {"results": [
+            {"bench": "gemm", "name": "bf16", "median": 700, "params": {"m": 8192, "n": 8192, "k": 8192}},
+            {"bench": "gemm", "name": "bf16", "median": 500, "params": {"m": 4096, "n": 4096, "k": 4096}},
+            {"bench": "hbm", "name": "copy", "median": 4.0e12, "params": {}},
+            {"bench": "hbm", "name": "copy", "median": 1.0, "params": {"summary": "all"}}]}
+        torch = {"results": [
+            {"bench": "gemm", "name": "bf16", "median": 770, "unit": "FLOP/s", "params": {"m": 8192, "n": 8192, "k": 8192}},
+            {"bench": "gemm", "name": "bf16", "median": 600, "params": {"m": 4096, "n": 4096, "k": 4096}},
+            {"bench": "hbm", "name": "copy", "median": 4.0e12, "params": {}}]}
+        r = compare.bench_vs_torch(ours, torch)
+        self.assertEqual(len(r["rows"]), 3)
+        best = r["summary"]["gemm_bf16_at_torch_best_shape"]
+        self.assertEqual(best["shape"], [8192, 8192, 8192])
+        self.assertAlmostEqual(best["ratio"], 700 / 770)
+        self.assertEqual(compare.merge_bench_docs([{"results": [1], "skipped": []},
+                                                   {"results": [2], "skipped": [3]}]),
+                         {"results": [1, 2], "skipped": [3], "errors": []})
+
+    def test_train_against_torch(self):
+        ours = {"results": [{"name": "tokens", "median": 600000, "verified": True,
+                             "counted": {"median_phase_s": {"forward": 0.1}}},
+                            {"name": "mfu", "median": 0.45},
+                            {"name": "peak-memory", "counted": {"bytes": 5}}]}
+        row = compare.train_vs_torch(ours, {"tokens_per_s": 500000, "losses": [1, 2]})
+        self.assertAlmostEqual(row["ratio"], 1.2)
+        self.assertEqual(row["trainrig_mfu"], 0.45)
+        self.assertNotIn("losses", row["torch"])
+        self.assertIsNone(compare.train_vs_torch(ours, {})["ratio"])
+
+    def test_doctor_against_nvidia_smi(self):
+        doctor = {"findings": [{"id": "gpu.count", "status": "pass", "summary": "1 GPU"}],
+                  "exit_code": 0, "summary": {"pass": 1}}
+        snap = {"pci_devices": [{"address": "0000:00:05.0", "max_link_width": 16, "max_link_speed": 32.0,
+                                 "resources": [{"start": 0, "end": (16 << 20) - 1},
+                                               {"start": 0, "end": (256 << 30) - 1}]}]}
+        row = ["0", "NVIDIA H200", "00000000:00:05.0", "0x233510DE", "1", "5", "16", "16", "143771 MiB"]
+        check = compare.doctor_cross_check(doctor, dict(doctor), snap, [row], 262144)
+        self.assertTrue(check["offline_findings_identical"])
+        self.assertEqual(check["gpus"][0]["agree"], {"max_width": True, "max_speed": True, "bar1": True})
+        text = "    BAR1 Memory Usage\n        Total                             : 262144 MiB\n"
+        self.assertEqual(compare.bar1_total_mib(text), 262144)
+
+
+if __name__ == "__main__":
+    unittest.main()

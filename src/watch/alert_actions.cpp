@@ -36,6 +36,29 @@ Status append_line(const std::string& path, const std::string& line) {
     return {};
 }
 
+// Writes to a command's stdin. A command that exits without reading closes the pipe, and the
+// write then raises SIGPIPE, which would end the whole daemon: it is blocked for this thread
+// around the write and a pending one is taken back, so the write just fails with EPIPE.
+void write_to_command(int fd, const std::string& data) {
+    sigset_t pipe_signal, previous;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
+    size_t off = 0;
+    while (off < data.size()) {
+        const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;  // a command that does not read its stdin is its own business
+        off += static_cast<size_t>(n);
+    }
+    if (off < data.size() && errno == EPIPE) {
+        const timespec now{0, 0};
+        while (sigtimedwait(&pipe_signal, nullptr, &now) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
 Status run_command(const ActionSpec& a, const std::string& json) {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
@@ -55,10 +78,8 @@ Status run_command(const ActionSpec& a, const std::string& json) {
         ::close(pipe_fds[1]);
         return Status{Errc::kIo, fmt::format("cannot run {}: {}", a.argv[0], std::strerror(rc))};
     }
-    // The alert is far smaller than a pipe's buffer: the write does not wait for the reader.
-    const std::string data = json + "\n";
-    const ssize_t written = ::write(pipe_fds[1], data.data(), data.size());
-    (void)written;  // a command that does not read its stdin is its own business
+    // An alert is far smaller than a pipe's buffer: the write does not wait for the reader.
+    write_to_command(pipe_fds[1], json + "\n");
     ::close(pipe_fds[1]);
     const auto until =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(a.timeout_seconds);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -80,6 +81,18 @@ TEST_F(Actions, CommandGetsTheAlertOnStdinWithoutAShell) {
     EXPECT_NE(failed.message().find("/bin/false exited with 1"), std::string::npos);
     cmd.argv = {(dir_ / "absent").string()};
     EXPECT_FALSE(deliver(cmd, "{}").ok());
+}
+
+// A command that exits without reading its stdin must not take the daemon down with SIGPIPE:
+// with more than a pipe's buffer to write, the write surely meets the closed pipe.
+TEST_F(Actions, CommandThatDoesNotReadItsStdinIsNoSigpipe) {
+    ActionSpec cmd;
+    cmd.kind = ActionSpec::Kind::kCommand;
+    cmd.argv = {"/bin/true"};
+    EXPECT_TRUE(deliver(cmd, std::string(1 << 20, 'x')).ok());
+    sigset_t pending;
+    sigpending(&pending);
+    EXPECT_FALSE(sigismember(&pending, SIGPIPE));
 }
 
 TEST_F(Actions, CommandThatHangsIsKilledAtItsTimeout) {

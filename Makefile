@@ -27,7 +27,8 @@ run: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The whole suite under AddressSanitizer and UBSan (CMakePresets.json "debug-asan").
+# The suite under AddressSanitizer and UBSan (CMakePresets.json "debug-asan"): each test binary
+# run whole, without the tests labelled slow, reference, script or gpu, which the plain suite runs.
 test-asan: deps
 	@cmake --preset debug-asan >/dev/null
 	@cmake --build --preset debug-asan -j $(JOBS)

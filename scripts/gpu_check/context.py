@@ -31,6 +31,9 @@ class Context:
     def __init__(self, root, bundle, dry=None):
         self.root, self.bundle, self.dry = root, os.path.abspath(bundle), dry
         self.bin = os.path.join(self.bundle, "trainrig")
+        # Python and nvidia-smi run with the machine's own libraries; trainrig and the tests
+        # with the bundle's first.
+        self.system_env = dict(os.environ)
         self.env = dict(os.environ)
         if dry is None:
             self.env["LD_LIBRARY_PATH"] = library_path(self.bundle,

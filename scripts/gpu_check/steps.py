@@ -22,8 +22,8 @@ def with_plugin(ctx):
     return env
 
 
-def capture(ctx, argv, name):
-    rc = ctx.sh(argv, log=name)
+def capture(ctx, argv, name, env=None):
+    rc = ctx.sh(argv, log=name, env=env)
     return rc, ctx.read_text(name)
 
 
@@ -54,7 +54,7 @@ def preflight(ctx):
         problems.append("nvidia-smi is not on this machine: there is no NVIDIA driver to run on "
                         "(--dry-run runs the script's control flow without one)")
     else:
-        rc, text = capture(ctx, ["nvidia-smi", "-L"], "nvidia-smi-L.txt")
+        rc, text = capture(ctx, ["nvidia-smi", "-L"], "nvidia-smi-L.txt", env=ctx.system_env)
         gpus = [line for line in text.splitlines() if line.startswith("GPU ")]
         numbers["gpus"] = gpus
         if rc != 0 or not gpus:
@@ -145,7 +145,7 @@ def bench_train(ctx):
 
 def torch_reference(ctx):
     rc = ctx.sh(["python3", os.path.join(ctx.root, "scripts/gpu-bench-torch.py"),
-                 ctx.path("torch-reference.json"), "--quick"])
+                 ctx.path("torch-reference.json"), "--quick"], env=ctx.system_env)
     doc = ctx.read_json("torch-reference.json")
     if rc != 0 or doc is None:
         return Outcome(FAILED, f"the PyTorch reference failed (exit {rc})", {"exit_code": rc})
@@ -248,7 +248,7 @@ def validate(ctx):
 def torch_gpt2(ctx):
     rc = ctx.sh(["python3", os.path.join(ctx.root, "bench/scripts/gpt2_torch.py"), "--device",
                  "cuda", "--seq", "1024", "--batch", "16", "--steps", "40", "--warmup-steps",
-                 "15"], log="gpt2-torch.log")
+                 "15"], log="gpt2-torch.log", env=ctx.system_env)
     lines = [ln for ln in ctx.read_text("gpt2-torch.log").splitlines() if ln.startswith("{")]
     if rc != 0 or not lines:
         return Outcome(FAILED, f"the PyTorch GPT-2 run failed (exit {rc})", {"exit_code": rc})

@@ -70,7 +70,9 @@ def main(argv):
             "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "bundle": os.path.abspath(args.bundle), "commit": bundle_commit(args.bundle),
             "work_dir": work}
-    run = Run(args.out, work, args.deadline, time_scale=scale, meta=meta)
+    plan = steps.plan()
+    run = Run(args.out, work, args.deadline, time_scale=scale, meta=meta,
+              outputs=[f for s in plan for f in s.primary])
     ctx = Context(ROOT, args.bundle, dry=dry_plan)
 
     def on_signal(signum, _frame):
@@ -80,7 +82,7 @@ def main(argv):
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
-    for step in steps.plan():
+    for step in plan:
         if dry_plan is not None:
             step = Step(step.name, step.cap, step.minimum,
                         dry.stand_in(step, dry_plan.get(step.name, "ok"), scale),

@@ -44,7 +44,8 @@ class StepTimeout(Exception):
 
 
 class Run:
-    def __init__(self, out, work, deadline, time_scale=1.0, clock=time.monotonic, meta=None):
+    def __init__(self, out, work, deadline, time_scale=1.0, clock=time.monotonic, meta=None,
+                 outputs=()):
         self.out, self.work, self.scale, self.clock = out, work, time_scale, clock
         self.start = clock()
         self.deadline = deadline * time_scale
@@ -59,8 +60,10 @@ class Run:
         os.makedirs(out, exist_ok=True)
         os.makedirs(work, exist_ok=True)
         self.archive = os.path.join(out, "details.tar")
-        if os.path.exists(self.archive):
-            os.remove(self.archive)
+        # An earlier run's results never mix with this one's.
+        for name in ("summary.json", "details.tar", *outputs):
+            if os.path.exists(os.path.join(out, name)):
+                os.remove(os.path.join(out, name))
 
     def elapsed(self):
         return self.clock() - self.start

@@ -42,6 +42,12 @@ private:
 
 inline Status ok_status() { return {}; }
 
+// A failed Status about what the user gave (a flag, a file's value): kInvalidInput, with the
+// next step when there is one.
+inline Status invalid_input(std::string message, std::string next_step = {}) {
+    return {Errc::kInvalidInput, std::move(message), std::move(next_step)};
+}
+
 // Builds a failed Status from errno after a system call on `what` (a path or a description).
 Status errno_status(int err, std::string_view verb, std::string_view what);
 

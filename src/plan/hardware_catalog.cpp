@@ -3,13 +3,13 @@
 // memory.total, because that, not the marketing GB, is what a job can fill.
 #include <fmt/format.h>
 
+#include "core/units.h"
 #include "plan/hardware.h"
 
 namespace trainrig::plan {
 
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
 constexpr const char* kLambda = "Lambda on-demand, 1 GPU (as listed 2026-05-07)";
 constexpr const char* kModal = "Modal (as listed 2026-05-07)";
 constexpr const char* kVast = "Vast.ai on-demand, low end (as listed 2026-06)";

@@ -9,13 +9,12 @@
 #include <map>
 
 #include "core/toml_text.h"
+#include "core/units.h"
 #include "plan/hardware.h"
 
 namespace trainrig::plan {
 
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 class TableReader {
 public:

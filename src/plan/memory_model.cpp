@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/units.h"
 #include "plan/flops.h"
 
 namespace trainrig::plan {
@@ -15,7 +16,6 @@ constexpr const char* kZeroPaper = "Rajbhandari et al. 2019 (arXiv:1910.02054) ย
 constexpr const char* kKorthikanti = "Korthikanti et al. 2022 (arXiv:2205.05198) ยง4, Table 2";
 constexpr const char* kDeepSpeed =
     "DeepSpeed estimate_zero2/zero3_model_states_mem_needs (stage_1_and_2.py, stage3.py)";
-constexpr double kMiB = 1024.0 * 1024.0;
 // A bare PyTorch CUDA context with lazy module loading (CUDA >= 11.7): 300-430 MB measured
 // (pytorch/pytorch#109888, unslothai/unsloth-zoo#1053: 426 MiB).
 constexpr double kCudaContext = 426 * kMiB;

@@ -12,10 +12,6 @@ namespace trainrig::plan {
 
 namespace {
 
-Status invalid(std::string message, std::string next = {}) {
-    return {Errc::kInvalidInput, std::move(message), std::move(next)};
-}
-
 template <class E>
 Result<E> pick(const std::string& value, const char* option,
                std::initializer_list<std::pair<const char*, E>> choices) {
@@ -24,13 +20,13 @@ Result<E> pick(const std::string& value, const char* option,
         if (value == name) return e;
         names += (names.empty() ? "" : ", ") + std::string(name);
     }
-    return invalid(fmt::format("{} \"{}\" is not one of {}", option, value, names));
+    return invalid_input(fmt::format("{} \"{}\" is not one of {}", option, value, names));
 }
 
 // Sizes stay far inside what 64-bit arithmetic holds, and far beyond any real job.
 Status in_range(int64_t value, int64_t lo, int64_t hi, const char* option) {
     if (value < lo || value > hi)
-        return invalid(fmt::format("{} {} is outside {}..{}", option, value, lo, hi));
+        return invalid_input(fmt::format("{} {} is outside {}..{}", option, value, lo, hi));
     return ok_status();
 }
 
@@ -61,7 +57,7 @@ Result<LoraTargets> parse_lora_targets(const std::string& text) {
         } else if (part == "down" || part == "down_proj") {
             t.down = true;
         } else {
-            return invalid(
+            return invalid_input(
                 fmt::format("--lora-targets: \"{}\" is not a projection (q, k, v, o, "
                             "gate, up, down or all)",
                             part));
@@ -71,13 +67,14 @@ Result<LoraTargets> parse_lora_targets(const std::string& text) {
 }
 
 Result<ModelSpec> resolve_model(const PlanOptions& o) {
-    if (o.model && o.model_config) return invalid("give --model or --model-config, not both");
+    if (o.model && o.model_config) return invalid_input("give --model or --model-config, not both");
     ModelSpec m;
     if (o.model) {
         auto found = find_model(*o.model);
         if (!found)
-            return invalid(fmt::format("unknown model \"{}\" (known: {})", *o.model, model_ids()),
-                           "or give --model-config PATH with a Hugging Face config.json");
+            return invalid_input(
+                fmt::format("unknown model \"{}\" (known: {})", *o.model, model_ids()),
+                "or give --model-config PATH with a Hugging Face config.json");
         m = *found;
     } else if (o.model_config) {
         auto text = read_user_file(*o.model_config, "--model-config", 1u << 20);
@@ -87,7 +84,7 @@ Result<ModelSpec> resolve_model(const PlanOptions& o) {
         m = *read;
     } else {
         if (!o.layers || !o.hidden || !o.heads || !o.vocab)
-            return invalid(
+            return invalid_input(
                 "no model: give --model ID, --model-config PATH, or at least "
                 "--layers, --hidden, --heads and --vocab");
         m.id = "custom";
@@ -119,7 +116,7 @@ Result<ModelSpec> resolve_model(const PlanOptions& o) {
     }
     if (heads_changed || m.head_dim == 0) {
         if (m.heads <= 0 || m.hidden % m.heads != 0)
-            return invalid(
+            return invalid_input(
                 fmt::format("--heads {} does not divide --hidden {}", m.heads, m.hidden));
         m.head_dim = m.hidden / m.heads;
     }
@@ -187,7 +184,7 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
         j.sequence_parallel = *sp;
     }
     if (o.zero && (*o.zero < 0 || *o.zero > 3))
-        return invalid(fmt::format("--zero {} is not a stage 0-3", *o.zero));
+        return invalid_input(fmt::format("--zero {} is not a stage 0-3", *o.zero));
     TRAINRIG_TRY(in_range(o.tp, 1, 100'000, "--tp"));
     TRAINRIG_TRY(in_range(o.pp, 1, 100'000, "--pp"));
     TRAINRIG_TRY(in_range(o.micro_batch, 1, 1'000'000, "--micro-batch"));
@@ -211,44 +208,44 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
         in.model.max_positions > 0 ? std::min<int64_t>(in.model.max_positions, 4096) : 2048);
     if (o.mfu) j.mfu = *o.mfu;
     if (o.global_batch && o.grad_accum)
-        return invalid("give --global-batch or --grad-accum, not both");
+        return invalid_input("give --global-batch or --grad-accum, not both");
     if (o.grad_accum) j.grad_accum = *o.grad_accum;
 
     if (o.tokens && o.dataset_tokens)
-        return invalid("give --tokens or --dataset-tokens with --epochs, not both");
+        return invalid_input("give --tokens or --dataset-tokens with --epochs, not both");
     if (o.tokens) {
         auto v = parse_count(*o.tokens);
         if (!v)
-            return invalid(
+            return invalid_input(
                 fmt::format("--tokens \"{}\" is not a count such as 2e9 or 2B", *o.tokens));
         j.tokens = *v;
     } else if (o.dataset_tokens) {
         auto v = parse_count(*o.dataset_tokens);
         if (!v)
-            return invalid(fmt::format("--dataset-tokens \"{}\" is not a count such as 500M",
-                                       *o.dataset_tokens));
+            return invalid_input(fmt::format("--dataset-tokens \"{}\" is not a count such as 500M",
+                                             *o.dataset_tokens));
         if (o.epochs && *o.epochs <= 0)
-            return invalid(fmt::format("--epochs {} must be positive", *o.epochs));
+            return invalid_input(fmt::format("--epochs {} must be positive", *o.epochs));
         j.tokens = *v * o.epochs.value_or(1.0);
     } else if (o.epochs) {
-        return invalid("--epochs needs --dataset-tokens");
+        return invalid_input("--epochs needs --dataset-tokens");
     }
 
     SearchRequest& s = in.search;
     if (o.target_tokens_per_s) {
         auto v = parse_count(*o.target_tokens_per_s);
         if (!v || *v <= 0)
-            return invalid(fmt::format("--target-tokens-per-s \"{}\" is not a positive rate",
-                                       *o.target_tokens_per_s));
+            return invalid_input(fmt::format("--target-tokens-per-s \"{}\" is not a positive rate",
+                                             *o.target_tokens_per_s));
         s.target.tokens_per_second = *v;
     }
     if (o.deadline) {
         auto v = parse_duration(*o.deadline);
         if (!v || *v <= 0)
-            return invalid(
+            return invalid_input(
                 fmt::format("--deadline \"{}\" is not a duration such as 72h or 3d", *o.deadline));
         if (j.tokens <= 0)
-            return invalid(
+            return invalid_input(
                 "--deadline needs --tokens (or --dataset-tokens) to know how much to train");
         s.target.deadline_seconds = *v;
     }
@@ -259,24 +256,25 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
     s.global_batch = o.global_batch;
     s.max_gpus = o.max_gpus;
     for (int n : o.gpus) {
-        if (n < 1) return invalid(fmt::format("--gpus {}: at least 1 GPU is needed", n));
+        if (n < 1) return invalid_input(fmt::format("--gpus {}: at least 1 GPU is needed", n));
         TRAINRIG_TRY(in_range(n, 1, 1'000'000, "--gpus"));
     }
-    if (o.compare && o.minimum) return invalid("give --compare or --minimum, not both");
+    if (o.compare && o.minimum) return invalid_input("give --compare or --minimum, not both");
     if (!o.compare) {
         if (o.gpu.size() != 1)
-            return invalid(o.gpu.empty() ? "no GPU: give --gpu ID"
-                                         : "--gpu takes one id (several only with --compare)",
-                           fmt::format("known: {}", in.catalog.gpu_ids()));
+            return invalid_input(o.gpu.empty() ? "no GPU: give --gpu ID"
+                                               : "--gpu takes one id (several only with --compare)",
+                                 fmt::format("known: {}", in.catalog.gpu_ids()));
         if (o.gpus.size() > 1)
-            return invalid("--gpus takes one count (several only with --compare)");
+            return invalid_input("--gpus takes one count (several only with --compare)");
         if (o.minimum && !o.gpus.empty())
-            return invalid("--minimum searches the GPU count; drop --gpus");
+            return invalid_input("--minimum searches the GPU count; drop --gpus");
     }
     for (const auto& id : o.gpu)
         if (!in.catalog.gpu(id))
-            return invalid(fmt::format("unknown GPU \"{}\" (known: {})", id, in.catalog.gpu_ids()),
-                           "add it with --catalog FILE");
+            return invalid_input(
+                fmt::format("unknown GPU \"{}\" (known: {})", id, in.catalog.gpu_ids()),
+                "add it with --catalog FILE");
     s.gpu_ids = o.gpu;
     s.counts = o.gpus.empty() ? std::vector<int>{1, 2, 4, 8, 16, 32, 64} : o.gpus;
     s.machine.gpu = o.gpu.empty() ? std::string() : o.gpu.front();
@@ -285,7 +283,7 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
     s.machine.nics_per_node = o.nics_per_node;
     s.machine.intra = o.intra;
     s.machine.inter = o.inter;
-    if (o.price && *o.price < 0) return invalid("--price cannot be negative");
+    if (o.price && *o.price < 0) return invalid_input("--price cannot be negative");
     s.machine.usd_per_gpu_hour = o.price;
     return in;
 }

@@ -21,68 +21,67 @@ constexpr double kHbmEfficiency = 0.8;
 
 bool is_lora(const JobSpec& j) { return j.mode == Mode::kLora || j.mode == Mode::kQlora; }
 
-Status invalid(std::string message) { return {Errc::kInvalidInput, std::move(message)}; }
-
 }  // namespace
 
 Status validate_job(const ModelSpec& m, const JobSpec& j, const Machine& machine) {
     if (machine.gpus < 1)
-        return invalid(fmt::format("--gpus is {}; at least 1 GPU is needed", machine.gpus));
+        return invalid_input(fmt::format("--gpus is {}; at least 1 GPU is needed", machine.gpus));
     if (machine.gpus_per_node < 1)
-        return invalid(
+        return invalid_input(
             fmt::format("--gpus-per-node is {}; it must be at least 1", machine.gpus_per_node));
     if (j.tp < 1 || j.pp < 1)
-        return invalid(
+        return invalid_input(
             fmt::format("TP {} x PP {}: parallel degrees must be at least 1", j.tp, j.pp));
     if (machine.gpus % (j.tp * j.pp) != 0)
-        return invalid(
+        return invalid_input(
             fmt::format("{} GPUs do not split into model replicas of TP {} x PP {} = "
                         "{} GPUs; --gpus must be a multiple of TP x PP",
                         machine.gpus, j.tp, j.pp, j.tp * j.pp));
     if (m.heads % j.tp != 0)
-        return invalid(
+        return invalid_input(
             fmt::format("TP {} does not divide the {} attention heads of {}", j.tp, m.heads, m.id));
     if (m.kv_heads % j.tp != 0)
-        return invalid(
+        return invalid_input(
             fmt::format("TP {} does not divide the {} key/value heads of {} "
                         "(Megatron-LM requires it)",
                         j.tp, m.kv_heads, m.id));
     if (j.pp > m.layers)
-        return invalid(fmt::format("PP {} is more pipeline stages than the {} layers of {}", j.pp,
-                                   m.layers, m.id));
+        return invalid_input(fmt::format("PP {} is more pipeline stages than the {} layers of {}",
+                                         j.pp, m.layers, m.id));
     if (j.zero < 0 || j.zero > 3)
-        return invalid(fmt::format("--zero {} is not a stage 0-3", j.zero));
+        return invalid_input(fmt::format("--zero {} is not a stage 0-3", j.zero));
     if (j.micro_batch < 1)
-        return invalid(fmt::format("--micro-batch is {}; it must be at least 1", j.micro_batch));
+        return invalid_input(
+            fmt::format("--micro-batch is {}; it must be at least 1", j.micro_batch));
     if (j.grad_accum < 1)
-        return invalid(
+        return invalid_input(
             fmt::format("gradient accumulation is {}; it must be at least 1", j.grad_accum));
-    if (j.seq < 1) return invalid(fmt::format("--seq is {}; it must be at least 1", j.seq));
+    if (j.seq < 1) return invalid_input(fmt::format("--seq is {}; it must be at least 1", j.seq));
     if (static_cast<double>(j.micro_batch) * static_cast<double>(j.grad_accum) *
             dp_degree(j, machine) * static_cast<double>(j.seq) >
         1e15)
-        return invalid(
+        return invalid_input(
             "the global batch is beyond 1e15 tokens a step; check --micro-batch, "
             "--grad-accum and --seq");
     if (!(j.mfu > 0 && j.mfu <= 1))
-        return invalid(fmt::format("--mfu {} is not a fraction in (0, 1]", j.mfu));
-    if (j.tokens < 0) return invalid("--tokens cannot be negative");
+        return invalid_input(fmt::format("--mfu {} is not a fraction in (0, 1]", j.mfu));
+    if (j.tokens < 0) return invalid_input("--tokens cannot be negative");
     if (peak_flops(machine.gpu, j.precision) <= 0)
-        return invalid(fmt::format("{} has no {} tensor-core throughput in the catalog",
-                                   machine.gpu.name, precision_name(j.precision)));
+        return invalid_input(fmt::format("{} has no {} tensor-core throughput in the catalog",
+                                         machine.gpu.name, precision_name(j.precision)));
     if (is_lora(j)) {
         if (j.lora_rank < 1)
-            return invalid(fmt::format("--lora-rank {} must be at least 1", j.lora_rank));
+            return invalid_input(fmt::format("--lora-rank {} must be at least 1", j.lora_rank));
         if (j.lora_targets.gate && m.ffn_type != FfnType::kSwiglu)
-            return invalid(
+            return invalid_input(
                 fmt::format("LoRA target gate: {} has a GELU MLP without a gate "
                             "projection",
                             m.id));
         if (lora_params(m, j.lora_rank, j.lora_targets) == 0)
-            return invalid("--lora-targets names no projection");
+            return invalid_input("--lora-targets names no projection");
     }
     if (j.convention == Convention::kDeepSpeed && (j.tp > 1 || j.pp > 1))
-        return invalid(
+        return invalid_input(
             "DeepSpeed's estimators assume pure data parallelism; use --tp 1 --pp 1 "
             "with --convention deepspeed");
     return ok_status();

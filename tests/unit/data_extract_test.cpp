@@ -3,13 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "data/tokenize/document_extractor.h"
+#include "has_text.h"
 
 namespace trainrig::data {
 namespace {
-
-bool has(std::string_view s, std::string_view needle) {
-    return s.find(needle) != std::string_view::npos;
-}
 
 // ---------------------------------------------------------------------------------------------
 // --template

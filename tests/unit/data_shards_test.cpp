@@ -17,6 +17,7 @@
 #include "data/shards/shard_check.h"
 #include "data/shards/shard_writer.h"
 #include "data/shards/token_dtype.h"
+#include "has_text.h"
 
 namespace trainrig::data {
 namespace {
@@ -24,10 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using Ids = std::vector<uint32_t>;
-
-bool has(std::string_view s, std::string_view needle) {
-    return s.find(needle) != std::string_view::npos;
-}
 
 template <class T>
 void append_le(std::string& out, T v) {

@@ -24,6 +24,7 @@
 #include "data/tokenizer/presets.h"
 #include "data/tokenizer/pretokenizer.h"
 #include "data/tokenizer/utf8.h"
+#include "has_text.h"
 
 namespace trainrig::data {
 namespace {
@@ -31,10 +32,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using Ids = std::vector<uint32_t>;
-
-bool has(std::string_view s, std::string_view needle) {
-    return s.find(needle) != std::string_view::npos;
-}
 
 std::string fffd(int n) {
     std::string s;

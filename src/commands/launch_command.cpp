@@ -17,7 +17,7 @@
 #include "core/text.h"
 #include "core/user_file.h"
 #include "launch/binding.h"
-#include "launch/env_file.h"
+#include "core/env_file.h"
 #include "probe/collect.h"
 #include "tune/profile.h"
 

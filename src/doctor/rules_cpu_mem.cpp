@@ -4,6 +4,7 @@
 
 #include "core/text.h"
 #include "doctor/rule.h"
+#include "policy/host_limits.h"
 
 namespace trainrig {
 
@@ -14,24 +15,26 @@ constexpr uint64_t kMinShm = 1ull << 30;  // NCCL's docs suggest --shm-size=1g f
 void check_governor(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto& g = s.cpu_governors;
     if (!need(g, f)) return;
+    const auto& want = policy::kCpuGovernor;
     int total = 0, perf = 0;
     std::vector<std::string> parts;
     for (const auto& [name, n] : g.value()) {
         total += n;
-        if (name == "performance") perf += n;
+        if (name == want.value) perf += n;
         parts.push_back(fmt::format("{} x{}", name, n));
     }
     f.evidence.push_back("/sys/devices/system/cpu/cpufreq/policy*/scaling_governor: " +
                          join(parts, ", "));
     if (perf == total)
         return f.raise(FindingStatus::kPass,
-                       fmt::format("all {} CPU policies use performance", total));
-    f.raise(FindingStatus::kWarn,
-            fmt::format("{} of {} CPU frequency policies are not 'performance' ({})", total - perf,
-                        total, join(parts, ", ")));
-    f.remedy =
-        "cpupower frequency-set -g performance (package linux-cpupower); persist it with a "
-        "systemd unit or TuneD's throughput-performance profile";
+                       fmt::format("all {} CPU policies use {}", total, want.value));
+    f.raise(FindingStatus::kWarn, fmt::format("{} of {} CPU frequency policies are not '{}' ({})",
+                                              total - perf, total, want.value, join(parts, ", ")));
+    f.remedy = fmt::format(
+        "`trainrig tune apply --only cpu` (sets {} on every policy now), or cpupower "
+        "frequency-set -g {} (package linux-cpupower); persist it with a systemd unit or TuneD's "
+        "throughput-performance profile",
+        want.value, want.value);
 }
 
 void check_ecc(const Snapshot& s, const RuleOptions&, Finding& f) {
@@ -104,12 +107,15 @@ void check_shm(const Snapshot& s, const RuleOptions&, Finding& f) {
 
 std::vector<Rule> cpu_memory_rules() {
     return {
-        {"cpu.governor",
+        {policy::kCpuGovernor.rule,
          "CPU frequency governor is performance",
-         {"TuneD throughput-performance", "Documentation/admin-guide/pm/cpufreq.rst"},
+         {policy::kCpuGovernor.source, "Documentation/admin-guide/pm/cpufreq.rst"},
          [](const Snapshot& s, const RuleOptions&) -> std::optional<std::string> {
              if (s.cpu_governors.is_absent())
                  return "no cpufreq interface (virtual machine or firmware-managed frequency)";
+             // tune leaves the governor out too: nothing to judge or set.
+             if (s.cpu_governors.is_known() && s.cpu_governors.value().empty())
+                 return "no cpufreq policies (a VM or a driver without cpufreq)";
              return std::nullopt;
          },
          check_governor},

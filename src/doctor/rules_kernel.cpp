@@ -4,14 +4,16 @@
 
 #include "core/text.h"
 #include "doctor/rule.h"
+#include "policy/host_limits.h"
 
 namespace trainrig {
 
 namespace {
 
-constexpr int64_t kMaxSwappiness = 10;    // TuneD throughput-performance uses 10
-constexpr uint64_t kMinNofile = 65536;    // data loaders, NCCL sockets, shards
-constexpr int64_t kMinFileMax = 1000000;  // the article's fs.file-max
+using policy::kFileMax;
+using policy::kNofile;
+using policy::kNumaBalancing;
+using policy::kSwappiness;
 
 void check_swappiness(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto& v = s.kernel.swappiness;
@@ -19,14 +21,12 @@ void check_swappiness(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (v.is_absent())
         return f.raise(FindingStatus::kSkip, "/proc/sys/vm/swappiness does not exist");
     f.evidence.push_back(fmt::format("/proc/sys/vm/swappiness = {}", v.value()));
-    if (v.value() > kMaxSwappiness) {
+    if (!kSwappiness.passes(v.value())) {
         f.raise(FindingStatus::kWarn,
                 fmt::format("vm.swappiness is {} (above {}): the kernel swaps out the trainer's "
                             "host memory under page-cache pressure",
-                            v.value(), kMaxSwappiness));
-        f.remedy =
-            "echo 'vm.swappiness = 1' > /etc/sysctl.d/60-trainrig-swappiness.conf && "
-            "sysctl --system";
+                            v.value(), kSwappiness.bound));
+        f.remedy = policy::sysctl_remedy(kSwappiness);
         return;
     }
     f.raise(FindingStatus::kPass, fmt::format("vm.swappiness is {}", v.value()));
@@ -38,7 +38,8 @@ void check_numa_balancing(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (v.is_absent())
         return f.raise(FindingStatus::kSkip, "this kernel has no automatic NUMA balancing");
     f.evidence.push_back(fmt::format("/proc/sys/kernel/numa_balancing = {}", v.value()));
-    if (v.value() == 0) return f.raise(FindingStatus::kPass, "automatic NUMA balancing is off");
+    if (kNumaBalancing.passes(v.value()))
+        return f.raise(FindingStatus::kPass, "automatic NUMA balancing is off");
     if (!s.topology.is_known()) {
         if (need(s.topology, f))
             f.raise(FindingStatus::kError,
@@ -51,9 +52,8 @@ void check_numa_balancing(const Snapshot& s, const RuleOptions&, Finding& f) {
     f.raise(FindingStatus::kWarn,
             "automatic NUMA balancing is on: it unmaps pages to sample accesses and migrates "
             "them, which fights explicit numactl binding and adds latency spikes");
-    f.remedy =
-        "echo 'kernel.numa_balancing = 0' > /etc/sysctl.d/60-trainrig-numa.conf && "
-        "sysctl --system; bind each rank with numactl instead";
+    f.remedy = policy::sysctl_remedy(kNumaBalancing) +
+               "; `trainrig launch` binds each rank to its GPU's node instead";
 }
 
 void check_thp(const Snapshot& s, const RuleOptions&, Finding& f) {
@@ -72,7 +72,8 @@ void check_thp(const Snapshot& s, const RuleOptions&, Finding& f) {
         f.remedy =
             "echo madvise > /sys/kernel/mm/transparent_hugepage/defrag; persist it with the "
             "systemd-tmpfiles line 'w /sys/kernel/mm/transparent_hugepage/defrag - - - - "
-            "madvise' in /etc/tmpfiles.d/trainrig-thp.conf";
+            "madvise' in " +
+            std::string(policy::kThpFile);
         return;
     }
     f.raise(FindingStatus::kPass,
@@ -89,23 +90,22 @@ void check_nofile(const Snapshot& s, const RuleOptions&, Finding& f) {
         const auto& l = s.nofile.value();
         f.evidence.push_back(fmt::format("/proc/self/limits: Max open files soft {} hard {}",
                                          limit_text(l.soft), limit_text(l.hard)));
-        if (l.soft < kMinNofile) {
+        if (l.soft < kNofile.min_soft) {
             f.raise(
                 FindingStatus::kWarn,
                 fmt::format("open-file limit is {} (soft): data-loader workers and NCCL run out "
                             "of descriptors (\"Too many open files\")",
                             limit_text(l.soft)));
+            const std::string persist = fmt::format(
+                "`trainrig tune apply --only limits` (it writes '* soft nofile {0}' and "
+                "'* hard nofile {0}' to {1}; LimitNOFILE={0} for systemd services and "
+                "containers), then log in again",
+                kNofile.target, policy::kLimitsFile);
             f.remedy =
-                l.hard > l.soft
-                    ? fmt::format(
-                          "raise it in the launch shell (`ulimit -n {}`, up to the hard "
-                          "limit) and persist '* soft nofile 1048576' in "
-                          "/etc/security/limits.d/90-trainrig.conf (LimitNOFILE= for "
-                          "systemd services)",
-                          l.hard >= 1048576 ? "1048576" : limit_text(l.hard))
-                    : "the hard limit is as low: as root, set '* soft nofile 1048576' and "
-                      "'* hard nofile 1048576' in /etc/security/limits.d/90-trainrig.conf (or "
-                      "LimitNOFILE=1048576 for systemd services and containers), then log in again";
+                l.hard >= kNofile.min_soft
+                    ? fmt::format("raise it in the launch shell (`ulimit -n {}`) now; {}",
+                                  limit_text(std::min<uint64_t>(l.hard, kNofile.target)), persist)
+                    : "the hard limit is as low: " + persist;
         }
     } else {
         f.evidence.push_back("/proc/self/limits: absent");
@@ -113,13 +113,10 @@ void check_nofile(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (s.kernel.file_max.is_known()) {
         const auto fm = s.kernel.file_max.value();
         f.evidence.push_back(fmt::format("/proc/sys/fs/file-max = {}", fm));
-        if (fm < kMinFileMax) {
+        if (!kFileMax.passes(fm)) {
             f.raise(FindingStatus::kWarn,
-                    fmt::format("fs.file-max is {} (below {})", fm, kMinFileMax));
-            if (f.remedy.empty())
-                f.remedy =
-                    "echo 'fs.file-max = 1048576' > /etc/sysctl.d/60-trainrig-files.conf && "
-                    "sysctl --system";
+                    fmt::format("fs.file-max is {} (below {})", fm, kFileMax.bound));
+            if (f.remedy.empty()) f.remedy = policy::sysctl_remedy(kFileMax);
         }
     }
     if (s.nofile.is_known())
@@ -137,15 +134,14 @@ void check_nofile(const Snapshot& s, const RuleOptions&, Finding& f) {
 
 std::vector<Rule> kernel_rules() {
     return {
-        {"kernel.swappiness",
-         "vm.swappiness at most 10",
-         {"training-machine article §3.3, §5.1 (random OOM, memory jumping)",
-          "TuneD throughput-performance (swappiness 10)"},
+        {kSwappiness.rule,
+         fmt::format("vm.swappiness at most {}", kSwappiness.bound),
+         {"training-machine article §3.3, §5.1 (random OOM, memory jumping)", kSwappiness.source},
          nullptr,
          check_swappiness},
-        {"kernel.numa-balancing",
+        {kNumaBalancing.rule,
          "automatic NUMA balancing off on multi-node machines",
-         {"Documentation/admin-guide/sysctl/kernel.rst (numa_balancing)"},
+         {kNumaBalancing.source},
          nullptr,
          check_numa_balancing},
         {"kernel.thp",
@@ -153,9 +149,9 @@ std::vector<Rule> kernel_rules() {
          {"Documentation/admin-guide/mm/transhuge.rst"},
          nullptr,
          check_thp},
-        {"kernel.nofile",
+        {kNofile.rule,
          "open-file limits large enough for loaders and NCCL",
-         {"training-machine article §3.3 (fs.file-max)", "getrlimit(2) RLIMIT_NOFILE"},
+         {kFileMax.source, kNofile.source},
          nullptr,
          check_nofile},
     };

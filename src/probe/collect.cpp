@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include "core/env_file.h"
 #include "core/root_fs.h"
 #include "core/text.h"
 #include "core/user_file.h"
@@ -28,12 +29,13 @@ std::string utc_now() {
 Result<Environment> read_env_file(const std::string& path) {
     auto text = read_user_file(path, "--env-file");
     if (!text) return text.status();
-    auto vars = parse_env_file(*text, path);
-    if (!vars) return vars.status();
+    auto ops = parse_env_file(*text, path);
+    if (!ops) return ops.status();
     Environment env;
     env.source = path;
-    for (auto& [k, v] : *vars)
-        if (env_relevant(k)) env.vars[k] = v;
+    // `unset` lines leave the variable out: the file is judged as what it leaves set.
+    for (auto& [k, v] : apply_env_ops(*ops))
+        if (env_relevant(k)) env.vars[k] = sanitize_text(v);
     return env;
 }
 

@@ -153,32 +153,6 @@ Result<uint64_t> parse_meminfo_total(std::string_view text) {
     return parse_meminfo_field(text, "MemTotal");
 }
 
-Result<std::map<std::string, std::string>> parse_env_file(std::string_view text,
-                                                          std::string_view where) {
-    std::map<std::string, std::string> out;
-    int n = 0;
-    for (auto raw : split(text, '\n')) {
-        ++n;
-        auto line = trim(raw);
-        if (line.empty() || line.front() == '#') continue;
-        if (line.starts_with("export ")) line = trim(line.substr(7));
-        auto eq = line.find('=');
-        auto key = trim(line.substr(0, eq));
-        bool key_ok = eq != std::string_view::npos && !key.empty();
-        for (char c : key)
-            key_ok = key_ok && (c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-                                (c >= '0' && c <= '9'));
-        if (!key_ok)
-            return bad(fmt::format("{} line {} is not KEY=VALUE: {}", where, n, preview(line)));
-        auto value = trim(line.substr(eq + 1));
-        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
-            value.back() == value.front())
-            value = value.substr(1, value.size() - 2);
-        out[std::string(key)] = sanitize_text(value);
-    }
-    return out;
-}
-
 Result<MountEntry> parse_mountinfo_line(std::string_view line) {
     // 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
     auto f = split_ws(line);

@@ -47,11 +47,6 @@ Result<uint64_t> parse_meminfo_field(std::string_view text, std::string_view fie
 template <class Keep>
 std::map<std::string, std::string> parse_environ(std::string_view text, Keep&& keep);
 
-// KEY=VALUE lines (comments with '#', optional "export ", optional quotes). `where` names the
-// file in the error sentence ("env.txt line 3: ...").
-Result<std::map<std::string, std::string>> parse_env_file(std::string_view text,
-                                                          std::string_view where);
-
 // One line of /proc/PID/mountinfo (proc(5)).
 struct MountEntry {
     std::string dev;  // major:minor

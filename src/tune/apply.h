@@ -27,7 +27,7 @@ struct Change {
     std::optional<std::string> before;  // content or value now; none = the file does not exist
     std::string after;                  // what apply writes
     // Mode and owner of the file before apply (files that existed); restored with its bytes.
-    std::optional<unsigned> mode;
+    std::optional<unsigned> mode{};
     unsigned uid = 0, gid = 0;
 };
 

@@ -12,15 +12,15 @@
 
 #include "core/root_fs.h"
 #include "core/status.h"
+#include "policy/host_limits.h"
 #include "snapshot/snapshot.h"
 
 namespace trainrig::tune {
 
-// The files `tune` owns. sysctl.d and limits.d apply files in lexical order and the last
-// setting wins: "99-trainrig" sorts after Debian's 99-sysctl.conf (the /etc/sysctl.conf link).
-inline constexpr const char* kSysctlFile = "/etc/sysctl.d/99-trainrig.conf";
-inline constexpr const char* kLimitsFile = "/etc/security/limits.d/99-trainrig.conf";
-inline constexpr const char* kNcclFile = "/etc/trainrig/nccl.env";
+// The files `tune` owns (defined with the limits doctor judges by, policy/host_limits.h).
+inline constexpr const char* kSysctlFile = policy::kSysctlFile;
+inline constexpr const char* kLimitsFile = policy::kLimitsFile;
+inline constexpr const char* kNcclFile = policy::kNcclFile;
 
 inline const std::vector<std::string>& profile_names() {
     static const std::vector<std::string> names = {"sysctl", "limits", "nccl", "cpu", "numa"};
@@ -35,6 +35,7 @@ struct Setting {
     std::string reason;
     std::string source;
     bool from_override = false;
+    std::string rule{};  // the doctor rule this setting satisfies; empty = none judges it
     bool changes() const { return !live || *live != value; }
 };
 

@@ -20,10 +20,10 @@ Status add_cpu_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
             "cpufreq); left out");
         return ok_status();
     }
-    std::string want = "performance";
+    const auto& governor_policy = policy::kCpuGovernor;
+    std::string want = governor_policy.value;
     std::string source =
-        "TuneD throughput-performance profile (governor=performance); doctor "
-        "rule cpu.governor";
+        fmt::format("{}; doctor rule {}", governor_policy.source, governor_policy.rule);
     bool overridden = false;
     if (auto it = r.overrides.find("cpu"); it != r.overrides.end()) {
         for (const auto& [key, value] : it->second) {
@@ -44,7 +44,7 @@ Status add_cpu_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
     p.settings.push_back({"cpu", "scaling_governor", want, join(parts, ", "),
                           "other governors lower the clock between kernel launches and data "
                           "loading bursts; the input pipeline and NCCL proxy threads run on it",
-                          source, overridden});
+                          source, overridden, governor_policy.rule});
     return ok_status();
 }
 

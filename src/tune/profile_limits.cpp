@@ -19,11 +19,13 @@ bool valid_limit(const std::string& v) { return v == "unlimited" || parse_u64(v)
 Status add_limits_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r,
                           Profile& p) {
     if (!r.wants("limits")) return ok_status();
-    std::map<std::string, std::string> want = {{"nofile", "1048576"}};
+    const auto& nofile = policy::kNofile;
+    std::map<std::string, std::string> want = {{"nofile", std::to_string(nofile.target)}};
     std::map<std::string, std::string> why = {
-        {"nofile",
-         "data-loader workers and NCCL open many descriptors; 1024 ends in \"Too many open "
-         "files\" (doctor rule files.nofile)"}};
+        {"nofile", fmt::format("data-loader workers and NCCL open many descriptors; 1024 ends in "
+                               "\"Too many open files\"; a limit of {} or more is kept (doctor "
+                               "rule {})",
+                               nofile.min_soft, nofile.rule)}};
     const bool rdma = s.infiniband.is_known() && !s.infiniband.value().empty();
     if (rdma) {
         want["memlock"] = "unlimited";
@@ -88,15 +90,16 @@ Status add_limits_profile(const Snapshot& s, const LiveState& live, const TuneRe
             if (now) {
                 const uint64_t have = std::string(kind) == "soft" ? now->soft : now->hard;
                 was = limit_text(have);
-                // Never lower a limit the machine already has above ours.
+                // Never lower a limit the machine already has above ours; open-file limits
+                // that doctor passes (soft at least its minimum) are kept as they are.
                 auto mine = parse_u64(wanted);
-                if (!overridden.count(key) && mine && have != Rlimit::kUnlimited && have > *mine)
-                    value = *was;
+                const bool passes = key == "nofile" && now->soft >= nofile.min_soft;
+                if (!overridden.count(key) && mine && (passes || have > *mine)) value = *was;
                 if (!overridden.count(key) && have == Rlimit::kUnlimited) value = "unlimited";
             }
             p.settings.push_back({"limits", fmt::format("* {} {}", kind, key), value, was, why[key],
                                   overridden.count(key) ? r.overrides_file : "limits.conf(5)",
-                                  overridden.count(key) > 0});
+                                  overridden.count(key) > 0, key == "nofile" ? nofile.rule : ""});
             file += fmt::format("* {} {} {}\n", kind, key, value);
         }
     }

@@ -54,7 +54,7 @@ Status add_nccl_profile(const Snapshot& s, const LiveState& live, const TuneRequ
             continue;
         }
         out.push_back({"nccl", problem.key, "(unset)", now(problem.key), problem.why,
-                       "doctor rule nccl.env; " + std::string(kNcclDocs)});
+                       "doctor rule nccl.env; " + std::string(kNcclDocs), false, "nccl.env"});
         // The new name, unless it is set already: then PyTorch uses that value, and it stays.
         if (!problem.rename_to.empty() && !now(problem.rename_to))
             out.push_back({"nccl", problem.rename_to, vars.at(problem.key), now(problem.rename_to),

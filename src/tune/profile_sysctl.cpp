@@ -7,13 +7,9 @@
 
 namespace trainrig::tune {
 
-namespace {
-
-// Never lower a limit: fs.file-max is huge on current kernels; raise it only when below this
-// (doctor's files.nofile threshold).
-constexpr int64_t kFileMax = 1048576;
-
-}  // namespace
+using policy::kFileMax;
+using policy::kNumaBalancing;
+using policy::kSwappiness;
 
 Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r,
                           Profile& p) {
@@ -28,48 +24,53 @@ Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRe
         return ok_status();
     }
     std::vector<Setting> out;
-    auto add = [&](const std::string& key, const std::string& value, std::string reason,
-                   std::string source) {
-        auto it = live.sysctl.find(key);
+    auto add = [&](const policy::SysctlPolicy& policy, int64_t value, std::string reason) {
+        auto it = live.sysctl.find(policy.key);
         if (it == live.sysctl.end()) {
-            p.notes.push_back(fmt::format("sysctl {}: this kernel has no such key; left out", key));
+            p.notes.push_back(
+                fmt::format("sysctl {}: this kernel has no such key; left out", policy.key));
             return;
         }
-        out.push_back({"sysctl", key, value, it->second, std::move(reason), std::move(source)});
+        Setting x{"sysctl",
+                  policy.key,
+                  std::to_string(value),
+                  it->second,
+                  std::move(reason),
+                  fmt::format("{}; doctor rule {}", policy.source, policy.rule)};
+        x.rule = policy.rule;
+        out.push_back(std::move(x));
     };
-    // At most 10, never raised: doctor passes anything up to 10 and its remedy writes 1. A
-    // lower value is written as it is, so applying twice writes the same file.
-    {
-        auto it = live.sysctl.find("vm.swappiness");
-        auto v = it == live.sysctl.end() ? std::nullopt : parse_i64(it->second);
-        add("vm.swappiness", std::to_string(v ? std::min<int64_t>(*v, 10) : 10),
-            "above 10 the kernel swaps out trainer and data-loader memory under page-cache "
-            "pressure (the default is 60); a lower value is kept",
-            "TuneD throughput-performance profile (vm.swappiness=10); doctor rule "
-            "kernel.swappiness");
-    }
+    auto live_value = [&](const char* key) -> std::optional<int64_t> {
+        auto it = live.sysctl.find(key);
+        return it == live.sysctl.end() ? std::nullopt : parse_i64(it->second);
+    };
+    // A value that passes is kept as it is (doctor passes it; applying twice writes the same
+    // file); one that does not gets the target.
+    auto wanted = [&](const policy::SysctlPolicy& policy) {
+        auto v = live_value(policy.key);
+        return v && policy.passes(*v) ? *v : policy.target;
+    };
+    add(kSwappiness, wanted(kSwappiness),
+        "above 10 the kernel swaps out trainer and data-loader memory under page-cache "
+        "pressure (the default is 60); a lower value is kept");
     const bool multi_numa = s.topology.is_known() && is_multi_node(s.topology.value());
     if (!s.topology.is_known())
         p.notes.push_back("sysctl kernel.numa_balancing: the topology is unknown; left out");
     else if (multi_numa)
-        add("kernel.numa_balancing", "0",
+        add(kNumaBalancing, kNumaBalancing.target,
             "automatic NUMA balancing unmaps pages to sample access and migrates them, which "
-            "stalls ranks that `trainrig launch` binds to their GPU's node",
-            "kernel docs admin-guide/sysctl/kernel.rst (numa_balancing); doctor rule "
-            "kernel.numa_balancing");
+            "stalls ranks that `trainrig launch` binds to their GPU's node");
     else
         p.notes.push_back(
             "sysctl kernel.numa_balancing: one NUMA node, nothing to balance; left out");
-    // Raised when below ours; kept in the file once tune wrote it (applying twice is once).
-    if (auto it = live.sysctl.find("fs.file-max"); it != live.sysctl.end()) {
-        auto v = parse_i64(it->second);
+    // Raised when below the bound; kept in the file once tune wrote it (applying twice is once).
+    if (auto v = live_value(kFileMax.key)) {
         const auto mine = live.files.find(kSysctlFile);
         const bool written = mine != live.files.end() && mine->second &&
                              mine->second->find("\nfs.file-max = ") != std::string::npos;
-        if (v && (*v < kFileMax || written))
-            add("fs.file-max", std::to_string(std::max<int64_t>(*v, kFileMax)),
-                "data-loader workers, NCCL sockets and checkpoint shards need many descriptors",
-                "doctor rule files.nofile");
+        if (!kFileMax.passes(*v) || written)
+            add(kFileMax, kFileMax.passes(*v) ? *v : kFileMax.target,
+                "data-loader workers, NCCL sockets and checkpoint shards need many descriptors");
     }
     // The user's own values replace ours or add keys; only keys this kernel has.
     if (auto it = r.overrides.find("sysctl"); it != r.overrides.end()) {

@@ -121,7 +121,8 @@ nlohmann::json profile_to_json(const Profile& p) {
                             {"changes", x.changes()},
                             {"reason", x.reason},
                             {"source", x.source},
-                            {"override", x.from_override}});
+                            {"override", x.from_override},
+                            {"rule", x.rule.empty() ? nlohmann::json() : nlohmann::json(x.rule)}});
     for (const auto& f : p.files)
         files.push_back({{"path", f.path},
                          {"existing", f.existing ? nlohmann::json(*f.existing) : nlohmann::json()},

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "core/env_file.h"
+#include "core/text.h"
 #include "doctor/kmsg_events.h"
 #include "probe/parsers.h"
 
@@ -37,7 +39,7 @@ inline void parsers_one_input(const uint8_t* data, size_t size) {
     (void)parse_tmpfs_size(in, 1ull << 40);
     (void)parse_nvidia_version(in);
     if (auto e = parse_env_file(in, "f"); e.ok())
-        for (const auto& [k, v] : *e) must_be_json_safe(k + v);
+        for (const auto& [k, v] : apply_env_ops(*e)) must_be_json_safe(k + sanitize_text(v));
     std::vector<SysctlSetting> settings;
     std::vector<SysctlLine> bad;
     parse_sysctl_conf(in, "f", settings, bad);

@@ -18,7 +18,7 @@ TEST(TuneCli, ArticleBoxDiffShowsTheCorrectedSettings) {
     auto r = run_trainrig("tune diff --root " + fixture("article-box"));
     ASSERT_EQ(r.rc, 0) << r.err;
     for (const char* line :
-         {"--- /dev/null\n+++ /etc/sysctl.d/99-trainrig.conf\n@@ -0,0 +1,10 @@",
+         {"--- /dev/null\n+++ /etc/sysctl.d/99-trainrig.conf\n@@ -0,0 +1,7 @@",
           "+vm.swappiness = 10", "+kernel.numa_balancing = 0", "+* soft nofile 1048576",
           "+unset NCCL_P2P_DISABLE", "+unset NCCL_SHM_DISABLE", "+unset NCCL_SOCKET_TIMEOUT",
           "+TORCH_NCCL_ASYNC_ERROR_HANDLING=1", "  sysctl vm.swappiness: 60 -> 10",

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "core/env_file.h"
 #include "launch/binding.h"
-#include "launch/env_file.h"
 
 namespace trainrig::launch {
 namespace {
@@ -34,9 +34,24 @@ TEST(LaunchEnvFile, ReadsWhatTuneWrites) {
     EXPECT_EQ((*ops)[3].name, "NCCL_DEBUG");
     EXPECT_EQ((*ops)[4].value, "it's");
     EXPECT_EQ(parse_env_file("A=$(reboot)\n", "f").status().message(),
-              "f line 1: the value needs a shell (unquoted spaces, $, \", ` or ;): 'A=$(reboot)'");
+              "f line 1: the value needs a shell (unquoted spaces, $, `, \\ in quotes or ;): "
+              "'A=$(reboot)'");
+    EXPECT_FALSE(parse_env_file("A=\"$HOME\"\n", "f").ok());
+    EXPECT_FALSE(parse_env_file("A='open\n", "f").ok());
     EXPECT_FALSE(parse_env_file("just words\n", "f").ok());
     EXPECT_FALSE(parse_env_file("1A=x\n", "f").ok());
+}
+
+TEST(EnvFile, DoubleQuotesExportAndUnsetApplyInOrder) {
+    auto ops = parse_env_file(
+        "# comment\nexport NCCL_P2P_DISABLE=1\nNCCL_DEBUG=\"WARN\"\nA=1\nunset A\n\n", "e.env");
+    ASSERT_TRUE(ops.ok()) << ops.status().message();
+    auto env = apply_env_ops(*ops, {{"A", "0"}, {"KEEP", "k"}});
+    EXPECT_EQ(env, (std::map<std::string, std::string>{
+                       {"KEEP", "k"}, {"NCCL_DEBUG", "WARN"}, {"NCCL_P2P_DISABLE", "1"}}));
+    auto bad = parse_env_file("OK=1\nthis line is wrong\n", "e.env");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().message().find("e.env line 2"), std::string::npos);
 }
 
 TEST(LaunchRank, EachLaunchersVariable) {

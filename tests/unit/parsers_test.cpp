@@ -124,16 +124,6 @@ TEST(Environ, NulSeparatedAndFiltered) {
     EXPECT_EQ(m["NCCL_P2P_DISABLE"], "1");
 }
 
-TEST(EnvFile, CommentsExportQuotesAndErrors) {
-    auto r =
-        parse_env_file("# comment\nexport NCCL_P2P_DISABLE=1\nNCCL_DEBUG=\"WARN\"\n\n", "e.env");
-    ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r->at("NCCL_DEBUG"), "WARN");
-    auto bad = parse_env_file("OK=1\nthis line is wrong\n", "e.env");
-    ASSERT_FALSE(bad.ok());
-    EXPECT_NE(bad.status().message().find("e.env line 2"), std::string::npos);
-}
-
 TEST(Mountinfo, RealLinesAndEscapes) {
     auto m = parse_mountinfo_line(
         "36 35 259:1 / /mnt/my\\040data rw,noatime master:1 - ext4 /dev/nvme0n1p1 "

@@ -1,4 +1,5 @@
-#include "launch/env_file.h"
+// Environment files; see env_file.h.
+#include "core/env_file.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +7,7 @@
 
 #include "core/text.h"
 
-namespace trainrig::launch {
+namespace trainrig {
 
 namespace {
 
@@ -17,7 +18,8 @@ bool is_name(std::string_view n) {
     return true;
 }
 
-// A value as the shell reads it: plain, or '...' pieces joined by \' (how tune quotes).
+// A value as the shell reads it: plain, '...' pieces joined by \' (how tune quotes), or
+// "..." holding nothing the shell would expand.
 std::optional<std::string> unquote(std::string_view v) {
     std::string out;
     size_t i = 0;
@@ -26,6 +28,13 @@ std::optional<std::string> unquote(std::string_view v) {
             auto end = v.find('\'', i + 1);
             if (end == std::string_view::npos) return std::nullopt;
             out += v.substr(i + 1, end - i - 1);
+            i = end + 1;
+        } else if (v[i] == '"') {
+            auto end = v.find('"', i + 1);
+            if (end == std::string_view::npos) return std::nullopt;
+            auto inside = v.substr(i + 1, end - i - 1);
+            if (inside.find_first_of("$`\\") != std::string_view::npos) return std::nullopt;
+            out += inside;
             i = end + 1;
         } else if (v[i] == '\\' && i + 1 < v.size()) {
             out += v[i + 1];
@@ -65,10 +74,22 @@ Result<std::vector<EnvOp>> parse_env_file(std::string_view text, std::string_vie
         auto name = line.substr(0, eq);
         if (!is_name(name)) return bad("not a variable name");
         auto value = unquote(line.substr(eq + 1));
-        if (!value) return bad("the value needs a shell (unquoted spaces, $, \", ` or ;)");
+        if (!value)
+            return bad("the value needs a shell (unquoted spaces, $, `, \\ in quotes or ;)");
         ops.push_back({std::string(name), false, *value});
     }
     return ops;
 }
 
-}  // namespace trainrig::launch
+std::map<std::string, std::string> apply_env_ops(const std::vector<EnvOp>& ops,
+                                                 std::map<std::string, std::string> base) {
+    for (const auto& op : ops) {
+        if (op.unset)
+            base.erase(op.name);
+        else
+            base[op.name] = op.value;
+    }
+    return base;
+}
+
+}  // namespace trainrig

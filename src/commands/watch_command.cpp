@@ -156,7 +156,9 @@ public:
                        "Stop after this many seconds (0: run until stopped)")
             ->check(CLI::Range(0.0, 1e9));
         app.add_flag("--once", once_,
-                     "Read one tick, print it, and exit (1 when a GPU is not ok or NVML fails)");
+                     "Read one tick, judge it as doctor would, print it, and exit: 1 on a "
+                     "critical alert, a GPU that is not ok or NVML failing");
+        app.add_flag("--strict", strict_, "With --once: exit 1 on a warning alert as well");
         app.add_flag("--json", json_, "With --once: write trainrig.watch.sample JSON");
         app.add_flag("--no-kernel-log", no_kmsg_, "Do not follow the kernel log");
         app.add_option("--rules", rules_path_,
@@ -191,6 +193,7 @@ public:
         if (report_->parsed()) return run_report();
         options_.kernel_log = !no_kmsg_;
         options_.nvml_xid_events = !once_;  // one tick would not wait for them
+        options_.instant = once_;
         const auto max_age = parse_period(max_age_);
         if (!max_age || *max_age <= 0)
             return print_error(name(), {Errc::kInvalidInput,
@@ -199,6 +202,8 @@ public:
                                                     max_age_)});
         if (json_ && !once_)
             return print_error(name(), {Errc::kInvalidInput, "--json needs --once"});
+        if (strict_ && !once_)
+            return print_error(name(), {Errc::kInvalidInput, "--strict needs --once"});
         if (!textfile_dir_.empty() && !std::filesystem::is_directory(textfile_dir_))
             return print_error(
                 name(),
@@ -325,6 +330,10 @@ private:
         if (!view->nvml_problem.empty() && !view->nvml_absent) return 1;
         for (const auto& g : view->last->gpus)
             if (g.state != GpuState::kOk) return 1;
+        // As doctor: a critical alert is a failed check, a warning fails under --strict.
+        for (const auto& a : view->alerts)
+            if (a.severity == Severity::kCritical || (strict_ && a.severity == Severity::kWarning))
+                return 1;
         return 0;
     }
 
@@ -346,7 +355,7 @@ private:
     bool no_listen_ = false;
     std::string textfile_dir_;
     double duration_ = 0;
-    bool once_ = false;
+    bool once_ = false, strict_ = false;
     bool json_ = false;
     bool no_kmsg_ = false;
     bool textfile_failing_ = false;

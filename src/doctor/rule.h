@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "doctor/finding.h"
+#include "policy/gpu_health.h"
 #include "snapshot/snapshot.h"
 
 namespace trainrig {
@@ -58,6 +59,13 @@ std::vector<Rule> gpu_pcie_rules();
 std::vector<Rule> gpu_nvlink_rules();
 std::vector<Rule> stack_rules();
 std::vector<Rule> stack_lock_rules();
+
+// A verdict of the health policy as a finding's status (policy/gpu_health.h).
+inline FindingStatus status_of(policy::Verdict v) {
+    return v == policy::Verdict::kFail   ? FindingStatus::kFail
+           : v == policy::Verdict::kWarn ? FindingStatus::kWarn
+                                         : FindingStatus::kPass;
+}
 
 // More than one NUMA node or socket: where binding to a node matters.
 inline bool is_multi_node(const Topology& t) { return t.numa_nodes.size() > 1 || t.packages > 1; }

@@ -36,7 +36,7 @@ void check_count(const Snapshot& s, const RuleOptions& o, Finding& f) {
                     nvml_bus.empty() ? "" : ": " + join({nvml_bus.begin(), nvml_bus.end()}, ", ")));
     f.data = {{"nvml", count}, {"lost", lost.size()}};
     if (!lost.empty()) {
-        f.raise(FindingStatus::kFail,
+        f.raise(status_of(policy::kGpuLost),
                 fmt::format("{} lost: the driver answers GPU_IS_LOST", join(lost, ", ")));
         f.remedy =
             "A lost GPU has fallen off the bus (see kmsg.xid for Xid 79): drain the node, power "

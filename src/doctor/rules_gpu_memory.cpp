@@ -44,7 +44,7 @@ void check_ecc(const Snapshot& s, const RuleOptions&, Finding& f) {
                     fmt::format("ECC is off on GPU {}: memory errors corrupt training silently",
                                 g->index));
         if (vol && *vol > 0)
-            f.raise(FindingStatus::kFail,
+            f.raise(status_of(policy::kEccUncorrectedSinceLoad),
                     fmt::format("GPU {} had {} uncorrectable memory error(s) since the driver "
                                 "loaded",
                                 g->index, *vol));
@@ -82,13 +82,13 @@ void check_remapped_rows(const Snapshot& s, const RuleOptions&, Finding& f) {
             nvml_gpu_label(*g), r->correctable, r->uncorrectable, r->pending ? "yes" : "no",
             r->failure ? "yes" : "no"));
         if (r->failure)
-            f.raise(FindingStatus::kFail,
+            f.raise(status_of(policy::kRemapFailed),
                     fmt::format("GPU {}: a row remap failed (no spare row left)", g->index));
         if (r->pending)
-            f.raise(FindingStatus::kFail,
+            f.raise(status_of(policy::kRemapPending),
                     fmt::format("GPU {}: a row remap is pending until the GPU is reset", g->index));
         if (r->uncorrectable > 0)
-            f.raise(FindingStatus::kWarn,
+            f.raise(status_of(policy::kRowsRemappedUncorrectable),
                     fmt::format("GPU {}: {} row(s) remapped after uncorrectable errors", g->index,
                                 r->uncorrectable));
     }

@@ -12,8 +12,8 @@ namespace trainrig {
 
 namespace {
 
-// Below this margin to the slowdown temperature a GPU has no headroom left for load.
-constexpr int64_t kMarginWarnC = 5;
+using policy::kTemperatureMarginC;
+using policy::Verdict;
 
 void check_temperature(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto* n = need_nvml(s, f);
@@ -34,19 +34,23 @@ void check_temperature(const Snapshot& s, const RuleOptions&, Finding& f) {
             fmt::format("{}: {} °C (max operating {}, slowdown {}, shutdown {})",
                         nvml_gpu_label(*g), *t, maxop ? std::to_string(*maxop) : "?",
                         slow ? std::to_string(*slow) : "?", shut ? std::to_string(*shut) : "?"));
-        if (slow && *t >= *slow) {
-            f.raise(FindingStatus::kFail,
+        auto as_double = [](const int64_t* v) {
+            return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+        };
+        const Verdict v =
+            policy::temperature_verdict(static_cast<double>(*t), as_double(slow), as_double(maxop));
+        if (v == Verdict::kFail)
+            f.raise(status_of(v),
                     fmt::format("GPU {} is at {} °C, at or over its slowdown temperature {} °C",
                                 g->index, *t, *slow));
-        } else if (slow && *slow - *t < kMarginWarnC) {
-            f.raise(FindingStatus::kWarn, fmt::format("GPU {} is at {} °C, {} °C from slowdown",
-                                                      g->index, *t, *slow - *t));
-        } else if (maxop && *t > *maxop) {
-            f.raise(FindingStatus::kWarn,
+        else if (v == Verdict::kWarn && slow && *slow - *t < kTemperatureMarginC)
+            f.raise(status_of(v), fmt::format("GPU {} is at {} °C, {} °C from slowdown", g->index,
+                                              *t, *slow - *t));
+        else if (v == Verdict::kWarn)
+            f.raise(status_of(v),
                     fmt::format("GPU {} is at {} °C, above its maximum operating temperature "
                                 "{} °C",
                                 g->index, *t, *maxop));
-        }
     }
     if (read.skip_if_none(judged, "the GPU temperature")) return;
     read.note_unsupported();
@@ -56,32 +60,14 @@ void check_temperature(const Snapshot& s, const RuleOptions&, Finding& f) {
             "Check the room and the chassis before the jobs: inlet temperature, fans "
             "(`ipmitool sdr type Fan`), blanking panels, filters. A hot GPU at idle means "
             "cooling has failed; under load it throttles and slows every rank of a job.";
-    f.raise(FindingStatus::kPass,
-            with_threshold == judged
-                ? fmt::format("{} GPU(s) at least {} °C below slowdown", judged, kMarginWarnC)
-                : fmt::format("{} GPU(s) below their limits ({} without a slowdown threshold "
-                              "from NVML)",
-                              judged, judged - with_threshold));
+    f.raise(
+        FindingStatus::kPass,
+        with_threshold == judged
+            ? fmt::format("{} GPU(s) at least {} °C below slowdown", judged, kTemperatureMarginC)
+            : fmt::format("{} GPU(s) below their limits ({} without a slowdown threshold "
+                          "from NVML)",
+                          judged, judged - with_threshold));
 }
-
-struct Reason {
-    uint64_t bit;
-    const char* name;
-    FindingStatus status;
-};
-
-constexpr Reason kReasons[] = {
-    {nvml::kClocksEventGpuIdle, "idle", FindingStatus::kPass},
-    {nvml::kClocksEventApplicationsClocksSetting, "applications clocks setting",
-     FindingStatus::kPass},
-    {nvml::kClocksEventSwPowerCap, "software power cap", FindingStatus::kWarn},
-    {nvml::kClocksEventHwSlowdown, "hardware slowdown", FindingStatus::kFail},
-    {nvml::kClocksEventSyncBoost, "sync boost", FindingStatus::kPass},
-    {nvml::kClocksEventSwThermalSlowdown, "software thermal slowdown", FindingStatus::kFail},
-    {nvml::kClocksEventHwThermalSlowdown, "hardware thermal slowdown", FindingStatus::kFail},
-    {nvml::kClocksEventHwPowerBrakeSlowdown, "hardware power brake", FindingStatus::kFail},
-    {nvml::kClocksEventDisplayClockSetting, "display clock setting", FindingStatus::kPass},
-};
 
 void check_clock_events(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto* n = need_nvml(s, f);
@@ -95,13 +81,14 @@ void check_clock_events(const Snapshot& s, const RuleOptions&, Finding& f) {
         ++judged;
         std::vector<std::string> names;
         uint64_t known = 0;
-        for (const auto& r : kReasons) {
+        for (const auto& r : policy::clock_reasons()) {
             known |= r.bit;
             if (!(*mask & r.bit)) continue;
             names.push_back(r.name);
-            if (r.status == FindingStatus::kPass) continue;
             if (r.bit == nvml::kClocksEventSwPowerCap) power_cap = true;
-            f.raise(r.status, fmt::format("GPU {}: {} holds the clocks down", g->index, r.name));
+            if (r.verdict == Verdict::kPass) continue;
+            f.raise(status_of(r.verdict),
+                    fmt::format("GPU {}: {} holds the clocks down", g->index, r.name));
         }
         if (*mask & ~known) names.push_back(fmt::format("other 0x{:x}", *mask & ~known));
         std::string clocks;
@@ -118,10 +105,10 @@ void check_clock_events(const Snapshot& s, const RuleOptions&, Finding& f) {
             "Thermal: fix the cooling (gpu.temperature). Hardware slowdown or power brake: the "
             "board or the power supply asked for it: check PSU redundancy and cabling, and "
             "`nvidia-smi -q -d PERFORMANCE` while the job runs.";
-    else if (power_cap)
-        f.remedy =
-            "At full load a GPU running at its power limit shows this: confirm the limit is the "
-            "board's default (`nvidia-smi -q -d POWER`) and that nobody lowered it.";
+    if (power_cap)
+        f.evidence.push_back(
+            "software power cap: the GPU runs at its power limit, as at full load; an idle GPU "
+            "showing it has a lowered limit (`nvidia-smi -q -d POWER`)");
     f.raise(FindingStatus::kPass,
             fmt::format("no thermal, power or hardware clock limits on {} GPU(s)", judged));
 }

@@ -149,11 +149,13 @@ void check_aer(const Snapshot& s, const RuleOptions&, Finding& f) {
             FindingStatus::kPass,
             fmt::format("no PCIe AER errors in {} kernel log records", log.records_read));
     auto table = nlohmann::json::array();
-    auto worst = FindingStatus::kWarn;
+    auto worst = FindingStatus::kPass;
     std::vector<std::string> parts;
     for (const auto& [key, n] : counts) {
         const auto& [dev, sev] = key;
-        if (sev == AerSeverity::kFatal) worst = FindingStatus::kFail;
+        worst = worst_of(worst, status_of(sev == AerSeverity::kFatal      ? policy::kAerFatal
+                                          : sev == AerSeverity::kNonFatal ? policy::kAerNonFatal
+                                                                          : policy::kAerCorrected));
         parts.push_back(fmt::format("{} x{} on {}", severity_name(sev), n, dev));
         f.evidence.push_back(
             fmt::format("{}: {} {} error(s), e.g. {}", dev, n, severity_name(sev), examples[key]));

@@ -156,7 +156,8 @@ Status read_rule(const toml::table& t, std::string_view where, const std::vector
         auto e = event_from_name(s);
         if (!e)
             return r.fail("event",
-                          "xid, fallen_off_bus, aer_uncorrected, aer_corrected, gpu_lost or "
+                          "xid, fallen_off_bus, aer_uncorrected, aer_fatal, aer_nonfatal, "
+                          "aer_corrected, gpu_lost or "
                           "gpu_hung");
         out.event = *e;
     }

@@ -1,9 +1,15 @@
 // The rules watch starts with. Each encodes a known failure of a training machine; the source is
 // in the comment. A rules file can change or switch off any of them by name (docs/watch.md).
+// Where doctor judges the same condition, the severity comes from the shared health policy
+// (policy/gpu_health.h): doctor fail is critical, warn is a warning.
+#include <tuple>
+
 #include "watch/alert_rule.h"
 
 namespace trainrig::watch {
 namespace {
+
+using policy::Verdict;
 
 Rule judge(const char* name, RuleKind kind, Severity sev, Field f, double limit,
            const char* remedy) {
@@ -42,48 +48,83 @@ Rule event(const char* name, Severity sev, EventKind e, const char* xids, double
     return r;
 }
 
+// A rule that judges a condition doctor judges too (the same verdict, policy/gpu_health.h).
+Rule twin(Rule r, const char* doctor_rule) {
+    r.doctor_rule = doctor_rule;
+    return r;
+}
+
 }  // namespace
 
 std::vector<Rule> default_rules() {
     std::vector<Rule> rules;
-    // The source article (§5.2): a script that mailed above 80 °C, sampled every 5 s, caught a
-    // failed air conditioner two hours before the GPUs throttled. 30 s rides out brief peaks.
-    rules.push_back(threshold(
-        "gpu-temperature", Severity::kWarning, Field::kTemperature, 80, 30,
-        "check the cooling now: fans, inlet air temperature, the room's air conditioning; "
-        "`trainrig doctor` (gpu.temperature) shows how far the GPU is from its slowdown point"));
+    // The source article (§5.2) mailed above a fixed 80 °C and caught a failed air conditioner
+    // two hours before the GPUs throttled. A fixed limit is 20 °C off for some GPUs, so the
+    // verdict is doctor's: near (within 5 °C of) the GPU's own slowdown temperature or above
+    // its maximum operating temperature for 30 s (riding out brief peaks), and at slowdown.
+    rules.push_back(twin(
+        threshold(
+            "gpu-temperature", severity_of(Verdict::kWarn), Field::kTemperatureVerdict, 0.5, 30,
+            "check the cooling now: fans, inlet air temperature, the room's air conditioning; "
+            "`trainrig doctor --only gpu.temperature` shows how far each GPU is from slowdown"),
+        "gpu.temperature"));
+    rules.push_back(
+        twin(threshold("gpu-temperature-slowdown", severity_of(Verdict::kFail),
+                       Field::kTemperatureVerdict, 1.5, 0,
+                       "the GPU is at its slowdown temperature: fix the cooling before trusting "
+                       "any throughput number from this machine"),
+             "gpu.temperature"));
     // nvmlClocksEventReasons: SW/HW thermal slowdown cut clocks to protect the GPU (NVML API
     // Reference); DCGM's health watch treats thermal violations as failures.
-    rules.push_back(threshold("gpu-thermal-slowdown", Severity::kCritical, Field::kThermalSlowdown,
-                              0.5, 10,
-                              "the GPU is cutting its clocks to cool down: fix the cooling before "
-                              "trusting any throughput number from this machine"));
+    rules.push_back(
+        twin(threshold("gpu-thermal-slowdown", severity_of(Verdict::kFail), Field::kThermalSlowdown,
+                       0.5, 10,
+                       "the GPU is cutting its clocks to cool down: fix the cooling before "
+                       "trusting any throughput number from this machine"),
+             "gpu.clock-events"));
     // HW slowdown (0x8) and power brake (0x80): an external signal or the PSU pulled clocks down.
-    rules.push_back(threshold("gpu-hw-slowdown", Severity::kCritical, Field::kHwSlowdown, 0.5, 10,
-                              "check the power supplies and their cabling (power brake) and the "
-                              "chassis' thermal sensors (HW slowdown)"));
+    rules.push_back(
+        twin(threshold("gpu-hw-slowdown", severity_of(Verdict::kFail), Field::kHwSlowdown, 0.5, 10,
+                       "check the power supplies and their cabling (power brake) and the "
+                       "chassis' thermal sensors (HW slowdown)"),
+             "gpu.clock-events"));
     // Lost and hung GPUs: the article's "GPU has fallen off the bus" (§3.1), found only in the
     // kernel log by people who did not watch.
-    rules.push_back(event("gpu-lost", Severity::kCritical, EventKind::kGpuLost, "any", 0,
-                          "the GPU fell off the bus: drain the node; power-cycle it, reseat the "
-                          "GPU and its power cables, check the riser and the PSU; look for PCIe "
-                          "AER errors and temperatures just before"));
+    rules.push_back(
+        twin(event("gpu-lost", severity_of(policy::kGpuLost), EventKind::kGpuLost, "any", 0,
+                   "the GPU fell off the bus: drain the node; power-cycle it, reseat the "
+                   "GPU and its power cables, check the riser and the PSU; look for PCIe "
+                   "AER errors and temperatures just before"),
+             "gpu.count"));
     rules.push_back(event("gpu-hung", Severity::kCritical, EventKind::kGpuHung, "any", 0,
                           "an NVML call on this GPU does not return: the driver is stuck; look "
                           "for an Xid in the kernel log, then reset the GPU or reboot"));
     // Xid catalog (docs.nvidia.com/deploy/xid-errors) and DCGM's always-fatal set; the action
-    // comes from the catalog entry of each code.
-    rules.push_back(event("xid-fatal", Severity::kCritical, EventKind::kXid, "fatal", 3600, ""));
-    rules.push_back(event("xid", Severity::kWarning, EventKind::kXid, "nonfatal", 600, ""));
-    rules.push_back(event("fallen-off-bus", Severity::kCritical, EventKind::kFallenOffBus, "any",
-                          3600,
-                          "power-cycle the node; reseat the GPU and its power cables, check the "
-                          "riser/slot and PSU"));
-    rules.push_back(event("pcie-aer-uncorrected", Severity::kCritical, EventKind::kAerUncorrected,
-                          "any", 3600,
-                          "an uncorrectable PCIe error: reseat the card and riser, check the "
-                          "slot's link (`trainrig doctor`, pci.gpu-link); if it repeats, move the "
-                          "card to find whether slot or card is at fault"));
+    // comes from the catalog entry of each code. Doctor's kmsg.xid reads the same catalog.
+    rules.push_back(
+        twin(event("xid-fatal", severity_of(Verdict::kFail), EventKind::kXid, "fatal", 3600, ""),
+             "kmsg.xid"));
+    rules.push_back(
+        twin(event("xid", severity_of(Verdict::kWarn), EventKind::kXid, "nonfatal", 600, ""),
+             "kmsg.xid"));
+    rules.push_back(twin(
+        event("fallen-off-bus", severity_of(Verdict::kFail), EventKind::kFallenOffBus, "any", 3600,
+              "power-cycle the node; reseat the GPU and its power cables, check the "
+              "riser/slot and PSU"),
+        "kmsg.xid"));
+    // PCIe AER, by the severity the kernel reports (Documentation/PCI/pcieaer-howto.rst).
+    const char* aer_remedy =
+        "reseat the card and riser, check the slot's link (`trainrig doctor --only "
+        "pci.gpu-link`); if it repeats, move the card to find whether slot or card is at fault";
+    for (auto [name, verdict, kind, hold] :
+         {std::tuple{"pcie-aer-fatal", policy::kAerFatal, EventKind::kAerFatal, 3600.0},
+          std::tuple{"pcie-aer-nonfatal", policy::kAerNonFatal, EventKind::kAerNonFatal, 3600.0},
+          std::tuple{"pcie-aer-corrected", policy::kAerCorrected, EventKind::kAerCorrected,
+                     600.0}}) {
+        auto aer = event(name, severity_of(verdict), kind, "any", hold, aer_remedy);
+        aer.doctor_rule = "kmsg.pcie-aer";
+        rules.push_back(aer);
+    }
     // DCGM health watch: replays allowed per lane per minute at a 1e-12 bit error rate; at Gen5 x16
     // that is 1.92 x 16 = 30.7 per minute (DcgmHealthWatch.cpp, GetExpectedPcieReplayRate).
     rules.push_back(over_time(
@@ -91,16 +132,30 @@ std::vector<Rule> default_rules() {
         "the link retransmits more than a sound Gen5 x16 link should: reseat the card and riser, "
         "check the slot's link width and generation"));
     // DCGM: a volatile double-bit (uncorrectable) ECC error means isolate the GPU.
-    rules.push_back(over_time("ecc-uncorrected", RuleKind::kRate, Severity::kCritical,
-                              Field::kEccUncorrected, 0, 3600, {},
-                              "uncorrectable memory errors: stop jobs on this GPU, reset it to "
-                              "remap the rows; if they come back, RMA"));
+    rules.push_back(twin(
+        over_time("ecc-uncorrected", RuleKind::kRate, severity_of(policy::kEccUncorrectedSinceLoad),
+                  Field::kEccUncorrected, 0, 3600, {},
+                  "uncorrectable memory errors: stop jobs on this GPU, reset it to remap "
+                  "the rows; if they come back, RMA"),
+        "gpu.ecc"));
     // Row remapping (Ampere and later): pending = needs a reset (Xid 63), failed = no spare row
     // left (Xid 64).
-    rules.push_back(threshold("row-remap-pending", Severity::kWarning, Field::kRemapPending, 0.5, 0,
-                              "reset the GPU when it is idle to apply the row remap"));
-    rules.push_back(threshold("row-remap-failed", Severity::kCritical, Field::kRemapFailed, 0.5, 0,
-                              "the GPU has run out of spare memory rows: RMA"));
+    rules.push_back(
+        twin(threshold("row-remap-pending", severity_of(policy::kRemapPending),
+                       Field::kRemapPending, 0.5, 0,
+                       "drain the GPU and reset it to apply the row remap; its memory is "
+                       "not sound until then"),
+             "gpu.remapped-rows"));
+    rules.push_back(
+        twin(threshold("row-remap-failed", severity_of(policy::kRemapFailed), Field::kRemapFailed,
+                       0.5, 0, "the GPU has run out of spare memory rows: RMA"),
+             "gpu.remapped-rows"));
+    rules.push_back(twin(
+        threshold("rows-remapped-uncorrectable", severity_of(policy::kRowsRemappedUncorrectable),
+                  Field::kRemappedRowsUncorrectable, 0.5, 0,
+                  "rows were remapped after uncorrectable errors: watch this GPU's "
+                  "count; a growing one ends in an RMA"),
+        "gpu.remapped-rows"));
     // The article's out-of-step utilisation curves (§4.2): one GPU lagging the others while the
     // job runs, which was lost NUMA binding there; also a slow rank's data loading or throttling.
     rules.push_back(over_time("utilization-skew", RuleKind::kSkew, Severity::kWarning,

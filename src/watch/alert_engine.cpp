@@ -85,6 +85,10 @@ bool event_matches(const Rule& r, const KernelEvent& e) {
         case EventKind::kAerUncorrected:
             return e.kind == KernelEvent::Kind::kAerNonFatal ||
                    e.kind == KernelEvent::Kind::kAerFatal;
+        case EventKind::kAerFatal:
+            return e.kind == KernelEvent::Kind::kAerFatal;
+        case EventKind::kAerNonFatal:
+            return e.kind == KernelEvent::Kind::kAerNonFatal;
         case EventKind::kAerCorrected:
             return e.kind == KernelEvent::Kind::kAerCorrected;
         default:
@@ -128,13 +132,26 @@ void AlertEngine::threshold(const Rule& r, const NodeSample& tick,
         const auto v = field_value(g, r.field);
         if (!v) continue;  // not reported (or the GPU is lost): neither fires nor resolves
         const bool holds = r.below ? *v < r.limit : *v > r.limit;
+        const double for_seconds = instant_ ? 0 : r.for_seconds;
         Alert a = draft(r, static_cast<int>(g.index), ids);
         a.value = *v;
         a.summary =
             fmt::format("{}: {} {} has been {} {} for {}", where(a.gpu, ids),
                         field_info(r.field).what, shown(r.field, *v), r.below ? "below" : "above",
-                        shown(r.field, r.limit), span(r.for_seconds));
-        condition(key_of(r, std::to_string(g.index)), holds, tick.time, r.for_seconds, a, out);
+                        shown(r.field, r.limit), span(for_seconds));
+        if (r.field == Field::kTemperatureVerdict) {  // say it in degrees
+            a.value = g.temperature_celsius;
+            a.summary = fmt::format(
+                "{}: temperature {} °C, slowdown at {} °C, maximum operating {} °C, for {}",
+                where(a.gpu, ids), *g.temperature_celsius,
+                g.temperature_slowdown_celsius ? fmt::format("{}", *g.temperature_slowdown_celsius)
+                                               : "?",
+                g.temperature_max_operating_celsius
+                    ? fmt::format("{}", *g.temperature_max_operating_celsius)
+                    : "?",
+                span(for_seconds));
+        }
+        condition(key_of(r, std::to_string(g.index)), holds, tick.time, for_seconds, a, out);
     }
 }
 
@@ -152,12 +169,14 @@ void AlertEngine::rate(const Rule& r, const NodeSample& tick, const std::vector<
         else
             pts.emplace_back(tick.time, *v);
         while (pts.size() > 1 && pts[1].first <= tick.time - r.window_seconds) pts.pop_front();
-        const double increase = *v - pts.front().second;
+        const bool since_load = instant_ && r.limit == 0;
+        const double increase = since_load ? *v : *v - pts.front().second;
         Alert a = draft(r, static_cast<int>(g.index), ids);
         a.value = increase;
-        a.summary =
-            fmt::format("{}: {:g} {} in the last {}, above {:g}", where(a.gpu, ids), increase,
-                        field_info(r.field).what, span(r.window_seconds), r.limit);
+        a.summary = fmt::format(
+            "{}: {:g} {} {}, above {:g}", where(a.gpu, ids), increase, field_info(r.field).what,
+            since_load ? "since the driver loaded" : "in the last " + span(r.window_seconds),
+            r.limit);
         condition(key, increase > r.limit, tick.time, 0, a, out);
     }
 }

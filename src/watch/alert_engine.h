@@ -36,6 +36,12 @@ class AlertEngine {
 public:
     explicit AlertEngine(std::vector<Rule> rules) : rules_(std::move(rules)) {}
 
+    // One look, as `watch --once` and doctor take it: a threshold holds at once (its `for` is
+    // not waited out), and a rate rule that allows no increase at all fires on any count since
+    // the driver loaded (the counters start there). Other rate, skew and stability rules need
+    // time and stay quiet.
+    void judge_instantly(bool on) { instant_ = on; }
+
     // Judges one tick and the kernel events found with it; returns what fired or resolved.
     std::vector<Alert> evaluate(const NodeSample& tick, const std::vector<GpuIdentity>& gpus,
                                 const std::vector<KernelEvent>& events);
@@ -46,6 +52,7 @@ public:
     std::vector<Alert> replace_rules(std::vector<Rule> rules, double now);
 
 private:
+    bool instant_ = false;
     struct Track {
         double since = -1;  // the condition has held since; -1 = it does not hold
         bool firing = false;

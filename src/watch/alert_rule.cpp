@@ -10,6 +10,8 @@ constexpr FieldInfo kFields[] = {
     {Field::kMemoryUtilization, "memory_utilization", "memory utilization", "", false},
     {Field::kMemoryUsedRatio, "memory_used_ratio", "memory in use", "", false},
     {Field::kTemperature, "temperature_celsius", "temperature", " °C", false},
+    {Field::kTemperatureVerdict, "temperature_verdict",
+     "temperature verdict (1 near slowdown, 2 at it)", "", false},
     {Field::kPower, "power_watts", "power draw", " W", false},
     {Field::kPowerRatio, "power_ratio", "power draw / limit", "", false},
     {Field::kSmClock, "sm_clock_hertz", "SM clock", " Hz", false},
@@ -66,6 +68,11 @@ std::optional<double> field_value(const GpuSample& s, Field f) {
                    static_cast<double>(*s.memory_total_bytes);
         case Field::kTemperature:
             return s.temperature_celsius;
+        case Field::kTemperatureVerdict:
+            if (!s.temperature_celsius) return std::nullopt;
+            return static_cast<double>(
+                policy::temperature_verdict(*s.temperature_celsius, s.temperature_slowdown_celsius,
+                                            s.temperature_max_operating_celsius));
         case Field::kPower:
             return s.power_watts;
         case Field::kPowerRatio:
@@ -112,6 +119,8 @@ std::optional<EventKind> event_from_name(const std::string& name) {
     if (name == "xid") return EventKind::kXid;
     if (name == "fallen_off_bus") return EventKind::kFallenOffBus;
     if (name == "aer_uncorrected") return EventKind::kAerUncorrected;
+    if (name == "aer_fatal") return EventKind::kAerFatal;
+    if (name == "aer_nonfatal") return EventKind::kAerNonFatal;
     if (name == "aer_corrected") return EventKind::kAerCorrected;
     if (name == "gpu_lost") return EventKind::kGpuLost;
     if (name == "gpu_hung") return EventKind::kGpuHung;

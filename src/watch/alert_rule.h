@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/gpu_health.h"
 #include "watch/gpu_sample.h"
 
 namespace trainrig::watch {
@@ -25,6 +26,7 @@ enum class Field {
     kMemoryUtilization,
     kMemoryUsedRatio,  // used / total
     kTemperature,
+    kTemperatureVerdict,  // 0 within limits, 1 near slowdown, 2 at slowdown (policy/gpu_health.h)
     kPower,
     kPowerRatio,  // draw / enforced limit
     kSmClock,
@@ -52,11 +54,26 @@ std::optional<Field> field_from_name(const std::string& name);
 std::optional<double> field_value(const GpuSample& s, Field f);
 std::string field_names();  // "utilization, memory_utilization, ..." for error messages
 
-enum class EventKind { kXid, kFallenOffBus, kAerUncorrected, kAerCorrected, kGpuLost, kGpuHung };
+enum class EventKind {
+    kXid,
+    kFallenOffBus,
+    kAerUncorrected,  // fatal or non-fatal
+    kAerFatal,
+    kAerNonFatal,
+    kAerCorrected,
+    kGpuLost,
+    kGpuHung
+};
 std::optional<EventKind> event_from_name(const std::string& name);
 
 enum class Severity { kInfo, kWarning, kCritical };
 const char* severity_name(Severity s);
+// doctor fail is critical, warn is a warning (policy/gpu_health.h).
+inline Severity severity_of(policy::Verdict v) {
+    return v == policy::Verdict::kFail   ? Severity::kCritical
+           : v == policy::Verdict::kWarn ? Severity::kWarning
+                                         : Severity::kInfo;
+}
 
 struct Rule {
     std::string name;
@@ -72,6 +89,7 @@ struct Rule {
     std::string xids = "any";   // "any", "fatal", "nonfatal", or a comma list of codes
     double hold_seconds = 600;  // event: an event alert resolves this long after its last event
     std::string remedy;         // what to do; Xid alerts take the catalog's action when empty
+    std::string doctor_rule;    // the doctor rule that judges the same condition, if any
     bool operator==(const Rule&) const = default;
 };
 

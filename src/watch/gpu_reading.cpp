@@ -59,6 +59,12 @@ GpuSample TickReader::read() {
     unsigned v = 0;
     if (call("nvmlDeviceGetTemperature", f.device_get_temperature, kTemperatureGpu, &v))
         s_.temperature_celsius = v;
+    if (call("nvmlDeviceGetTemperatureThreshold", f.device_get_temperature_threshold,
+             kTemperatureThresholdSlowdown, &v))
+        s_.temperature_slowdown_celsius = v;
+    if (call("nvmlDeviceGetTemperatureThreshold", f.device_get_temperature_threshold,
+             kTemperatureThresholdGpuMax, &v))
+        s_.temperature_max_operating_celsius = v;
     if (call("nvmlDeviceGetPowerUsage", f.device_get_power_usage, &v))
         s_.power_watts = v / 1000.0;  // milliwatts
     if (call("nvmlDeviceGetEnforcedPowerLimit", f.device_get_enforced_power_limit, &v))

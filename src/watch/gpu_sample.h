@@ -35,6 +35,8 @@ struct GpuSample {
     std::optional<uint64_t> memory_used_bytes;
     std::optional<uint64_t> memory_total_bytes;
     std::optional<double> temperature_celsius;
+    std::optional<double> temperature_slowdown_celsius;       // where the driver slows it down
+    std::optional<double> temperature_max_operating_celsius;  // NVML's "GPU max" threshold
     std::optional<double> power_watts;
     std::optional<double> power_limit_watts;
     std::optional<double> energy_joules;  // since the driver loaded (a counter)

@@ -8,6 +8,7 @@ namespace trainrig::watch {
 
 Watcher::Watcher(const WatchOptions& options, std::vector<Rule> rules)
     : options_(options), engine_(std::move(rules)) {
+    engine_.judge_instantly(options.instant);
     next_.interval = options.interval;
     next_.start_time =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

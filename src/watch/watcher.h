@@ -22,6 +22,7 @@ struct WatchOptions {
     std::string root = "/";    // --root: the kernel log is then DIR/dev/kmsg, a file
     bool kernel_log = true;
     bool nvml_xid_events = true;  // NVML's Xid events when the kernel log cannot be read
+    bool instant = false;         // --once: judge the one tick as it is (AlertEngine)
 };
 
 class Watcher {

@@ -161,8 +161,11 @@ TEST(GpuClockEvents, ReasonsByBit) {
         nvml_at(s, 0).clock_event_reasons = known<uint64_t>(bit);
         EXPECT_STATUS(judge_one("gpu.clock-events", s), kFail);
     }
+    // A software power cap is a GPU at its power limit, as at full load: reported, not flagged.
     nvml_at(s, 0).clock_event_reasons = known<uint64_t>(0x4);
-    EXPECT_STATUS(judge_one("gpu.clock-events", s), kWarn);
+    auto capped = judge_one("gpu.clock-events", s);
+    EXPECT_STATUS(capped, kPass);
+    EXPECT_NE(capped.evidence.back().find("power limit"), std::string::npos);
     nvml_at(s, 0).clock_event_reasons = known<uint64_t>(0x1 | 0x2 | 0x10 | 0x100);
     EXPECT_STATUS(judge_one("gpu.clock-events", s), kPass);
     nvml_at(s, 0).clock_event_reasons = known<uint64_t>(0);

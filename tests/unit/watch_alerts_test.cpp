@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "doctor/rule.h"
 #include "temp_dir_test.h"
 #include "watch/alert_config.h"
 #include "watch/alert_engine.h"
@@ -30,6 +31,7 @@ NodeSample tick(double t, size_t gpus, double utilization = 0.9, double temperat
         g.index = static_cast<unsigned>(i);
         g.utilization = utilization;
         g.temperature_celsius = temperature;
+        g.temperature_slowdown_celsius = 87;  // an H100's
         g.pcie_replays = 0;
         n.gpus.push_back(g);
     }
@@ -57,8 +59,9 @@ std::vector<Alert> run(AlertEngine& e, int from, int to, Make make, size_t gpus 
 }
 
 TEST(Alerts, TemperatureRampFiresAfterItsDurationAndResolves) {
-    AlertEngine e({only("gpu-temperature")});  // > 80 °C for 30 s
-    // GPU 1 climbs 1 °C a second from 60 °C: above 80 from t = 21; fires at t = 51.
+    AlertEngine e({only("gpu-temperature")});  // within 5 °C of slowdown for 30 s
+    // GPU 1 (slowdown at 87 °C, tick()) climbs 1 °C a second from 60 °C: 83 °C, within 5 °C of its
+    // slowdown temperature, at t = 23; fires at t = 53.
     auto ramp = [](int t) {
         NodeSample n = tick(t, 2);
         n.gpus[1].temperature_celsius = std::min(60.0 + t, 95.0);
@@ -69,16 +72,55 @@ TEST(Alerts, TemperatureRampFiresAfterItsDurationAndResolves) {
     ASSERT_EQ(alerts.size(), 2u);
     EXPECT_TRUE(alerts[0].firing);
     EXPECT_EQ(alerts[0].gpu, 1);
-    EXPECT_EQ(alerts[0].since, 21);
-    EXPECT_EQ(alerts[0].at, 51);
+    EXPECT_EQ(alerts[0].since, 23);
+    EXPECT_EQ(alerts[0].at, 53);
     EXPECT_EQ(alerts[0].uuid, "GPU-1");
-    EXPECT_NE(alerts[0].summary.find("temperature 95 °C has been above 80 °C for 30 s"),
-              std::string::npos)
+    EXPECT_NE(alerts[0].summary.find("temperature 95 °C, slowdown at 87 °C"), std::string::npos)
         << alerts[0].summary;
     EXPECT_FALSE(alerts[0].remedy.empty());
     EXPECT_FALSE(alerts[1].firing);
     EXPECT_EQ(alerts[1].at, 100);
     EXPECT_TRUE(e.firing().empty());
+}
+
+TEST(Alerts, EveryDoctorTwinIsARealRule) {
+    int twins = 0;
+    for (const auto& r : default_rules()) {
+        if (r.doctor_rule.empty()) continue;
+        ++twins;
+        EXPECT_NE(find_rule(r.doctor_rule), nullptr) << r.name << " names " << r.doctor_rule;
+        EXPECT_NE(r.severity, Severity::kInfo) << r.name;
+    }
+    EXPECT_GE(twins, 15);
+}
+
+TEST(Alerts, OneLookJudgesAtOnceAndCountsSinceTheDriverLoaded) {
+    // A GPU at its slowdown temperature with one uncorrectable error since the driver loaded:
+    // a daemon waits out nothing here either (for 0, but the rate needs an increase); one look
+    // fires both on the first tick, as doctor would.
+    auto hot = [](int t) {
+        NodeSample n = tick(t, 1, 0.9, 86);  // 1 °C from slowdown: gpu-temperature, for 30 s
+        n.gpus[0].ecc_uncorrected = 1;
+        return n;
+    };
+    AlertEngine daemon({only("gpu-temperature"), only("ecc-uncorrected")});
+    EXPECT_TRUE(run(daemon, 0, 0, hot, 1).empty());
+    AlertEngine once({only("gpu-temperature"), only("ecc-uncorrected")});
+    once.judge_instantly(true);
+    const auto fired = run(once, 0, 0, hot, 1);
+    ASSERT_EQ(fired.size(), 2u);
+    EXPECT_EQ(fired[0].rule, "gpu-temperature");
+    EXPECT_EQ(fired[1].rule, "ecc-uncorrected");
+    EXPECT_NE(fired[1].summary.find("since the driver loaded"), std::string::npos);
+    // A rate with an allowance still needs time: PCIe replays since load are not a rate.
+    AlertEngine replays({only("pcie-replays")});
+    replays.judge_instantly(true);
+    auto many = [](int t) {
+        NodeSample n = tick(t, 1);
+        n.gpus[0].pcie_replays = 5000;
+        return n;
+    };
+    EXPECT_TRUE(run(replays, 0, 0, many, 1).empty());
 }
 
 TEST(Alerts, ABriefPeakDoesNotFire) {

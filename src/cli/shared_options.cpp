@@ -36,14 +36,14 @@ void declare_machine_options(CLI::App& app, CollectOptions& opts) {
 }
 
 void declare_output_options(CLI::App& app, OutputOptions& opts) {
-    app.add_option(
-           "-o,--output", opts.output,
-           "Write to FILE (replaced atomically: readers never see half a file) instead of stdout")
+    app.add_option("-o,--output", opts.output,
+                   "Write to FILE (replaced atomically: readers never see half a file) instead of "
+                   "stdout; - is stdout")
         ->type_name("FILE");
 }
 
 Status write_output(const OutputOptions& opts, const std::string& text) {
-    if (opts.output) return write_file_atomic(*opts.output, text);
+    if (opts.output && *opts.output != "-") return write_file_atomic(*opts.output, text);
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
         return errno_status(errno, "write", "standard output");
     return ok_status();

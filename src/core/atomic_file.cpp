@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <string>
 
 namespace trainrig {
@@ -36,6 +37,21 @@ Status write_in_place(const fs::path& target, std::string_view content) {
     return s;
 }
 
+// /dev/stdout, /dev/fd/N, /proc/self/fd/N: one of this process's descriptors, which may be a
+// shell's redirection into a regular file. Following the link would find that file and
+// replace it (and whatever a `>>` log held before); the descriptor is written instead.
+std::optional<int> own_descriptor(const std::string& p) {
+    if (p == "/dev/stdout") return 1;
+    if (p == "/dev/stderr") return 2;
+    for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+        const std::string_view pre(prefix);
+        if (p.size() > pre.size() && p.starts_with(pre) &&
+            p.find_first_not_of("0123456789", pre.size()) == std::string::npos)
+            return std::stoi(p.substr(pre.size()));
+    }
+    return std::nullopt;
+}
+
 mode_t process_umask() {
     mode_t m = ::umask(0);
     ::umask(m);
@@ -46,6 +62,11 @@ mode_t process_umask() {
 
 Status write_file_atomic(const fs::path& path, std::string_view content, unsigned mode) {
     if (path.empty()) return {Errc::kInvalidInput, "cannot write a file with an empty name"};
+    const std::string typed = path.lexically_normal().string();
+    if (auto fd = own_descriptor(typed)) return write_all(*fd, content, typed);
+    // Nothing under /dev or /proc is a file of the user's to replace (/dev/null, a tty).
+    if (typed.starts_with("/dev/") || typed.starts_with("/proc/"))
+        return write_in_place(path, content);
     // Through a symlink, replace the file it names (as an editor does), not the link.
     fs::path target = path;
     std::error_code ec;

@@ -1,6 +1,7 @@
 // The Status each check macro returns, with the API's own error string.
 #include "cuda/cuda_check.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <string_view>
@@ -16,12 +17,27 @@ std::string_view base_name(const char* file) {
 
 }  // namespace
 
+std::string no_device_reason(cudaError_t e) {
+    if (e == cudaErrorInsufficientDriver) {
+        void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (driver == nullptr)
+            return "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded)";
+        ::dlclose(driver);
+        return fmt::format("the NVIDIA driver is older than this build's CUDA runtime {}.{} ({})",
+                           CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10,
+                           cudaGetErrorString(e));
+    }
+    if (e == cudaErrorNoDevice) return "the NVIDIA driver sees no GPU";
+    return cudaGetErrorString(e);
+}
+
 Status cuda_error(cudaError_t e, const char* call, const char* file, int line) {
     const bool no_gpu = e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice ||
                         e == cudaErrorInitializationError;
     return {
         no_gpu ? Errc::kUnsupported : Errc::kIo,
-        fmt::format("{}: {} ({}:{})", call, cudaGetErrorString(e), base_name(file), line),
+        fmt::format("{}: {} ({}:{})", call, no_gpu ? no_device_reason(e) : cudaGetErrorString(e),
+                    base_name(file), line),
         no_gpu ? "run on a machine with an NVIDIA GPU and a driver new enough for CUDA 13" : ""};
 }
 

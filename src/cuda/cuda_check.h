@@ -16,6 +16,10 @@ namespace trainrig::cuda {
 // "cudaMalloc(&p, n): out of memory (hbm_bench.cpp:42)". No driver or no device is kUnsupported
 // (the machine cannot run it), anything else kIo (the GPU failed a request).
 Status cuda_error(cudaError_t e, const char* call, const char* file, int line);
+// Why the runtime cannot use a GPU, in one sentence a user can act on. Without any driver the
+// runtime says "CUDA driver version is insufficient", which reads as an old driver: this says
+// which it is.
+std::string no_device_reason(cudaError_t e);
 Status cublas_error(cublasStatus_t s, const char* call, const char* file, int line);
 Status nccl_error(ncclResult_t r, const char* call, const char* file, int line);
 

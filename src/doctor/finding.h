@@ -26,9 +26,13 @@ struct Finding {
     nlohmann::json data;                // rule-specific table, null when none
 
     std::string area() const { return id.substr(0, id.find('.')); }
-    // Sets status and summary unless a worse status was already set.
+    // Sets status and summary unless a worse status was already set. Every line raised at the
+    // worst status is kept: the summary names each affected device (up to three, then a count).
     void raise(FindingStatus s, std::string line);
     bool operator==(const Finding&) const = default;
+
+private:
+    std::vector<std::string> worst_lines_;
 };
 
 }  // namespace trainrig

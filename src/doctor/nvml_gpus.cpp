@@ -2,6 +2,13 @@
 
 namespace trainrig {
 
+std::optional<std::string> driver_unreachable(const Snapshot& s) {
+    if (s.nvml.is_absent()) return std::string("NVML was not found");
+    if (s.nvml.is_failed() && s.nvml.status().code() == Errc::kNotFound)
+        return s.nvml.status().message();
+    return std::nullopt;
+}
+
 std::optional<std::string> nvml_skip_reason(const Snapshot& s) {
     if (s.nvml.is_absent()) return "no NVIDIA driver: NVML was not found";
     if (s.nvml.is_failed()) {

@@ -24,6 +24,10 @@ inline std::optional<std::string> nvml_rule_skip(const Snapshot& s, const RuleOp
     return nvml_skip_reason(s);
 }
 
+// Why no driver answers, when NVML's library is missing or its init says the driver is not
+// loaded; nullopt when NVML was read, was not asked (a machine tree) or failed another way.
+std::optional<std::string> driver_unreachable(const Snapshot& s);
+
 // The NVML facts, or nullptr after marking the finding `error` with why they are missing.
 const NvmlFacts* need_nvml(const Snapshot& s, Finding& f);
 

@@ -4,6 +4,7 @@
 
 #include "core/text.h"
 #include "doctor/gpus.h"
+#include "doctor/nvml_gpus.h"
 #include "doctor/rule.h"
 
 namespace trainrig {
@@ -35,6 +36,18 @@ void check_driver(const Snapshot& s, const RuleOptions&, Finding& f) {
             "modprobe nvidia, then read `dmesg | grep -i -e nvidia -e NVRM` (unsigned module "
             "under Secure Boot, kernel/driver version mismatch after a kernel update: "
             "reinstall the driver or its DKMS module).";
+        return;
+    }
+    if (auto why = driver_unreachable(s)) {
+        f.raise(FindingStatus::kFail,
+                fmt::format("the nvidia kernel module is loaded, but the driver does not answer "
+                            "for the {} GPU(s) on the PCI bus: {}",
+                            gpus.size(), *why));
+        f.evidence.push_back("NVML: " + *why);
+        f.remedy =
+            "Install the driver's user-space libraries of the same version as the module "
+            "(libnvidia-ml.so.1, libcuda.so.1), or reload the module (`rmmod nvidia_uvm "
+            "nvidia_drm nvidia_modeset nvidia; modprobe nvidia`) and read `dmesg | grep NVRM`.";
         return;
     }
     if (!need(s.nvidia.version, f)) return;

@@ -15,7 +15,29 @@ namespace trainrig {
 
 namespace {
 
+// GPUs on the bus, or GPUs expected, with no driver answering: that is the finding, not a skip.
+std::optional<std::string> count_skip(const Snapshot& s, const RuleOptions& o) {
+    if (driver_unreachable(s) && (!no_gpu_reason(s) || (o.expect_gpus && *o.expect_gpus > 0)))
+        return std::nullopt;
+    return nvml_skip_reason(s);
+}
+
 void check_count(const Snapshot& s, const RuleOptions& o, Finding& f) {
+    if (auto why = driver_unreachable(s)) {
+        const size_t on_bus = s.pci_devices.is_known() ? select_gpus(s).gpus.size() : 0;
+        f.evidence.push_back("NVML: " + *why);
+        f.raise(FindingStatus::kFail,
+                on_bus > 0 ? fmt::format("{} NVIDIA GPU(s) on the PCI bus, but no driver answers "
+                                         "for them: {}",
+                                         on_bus, *why)
+                           : fmt::format("{} GPU(s) expected (--expect-gpus), but no driver "
+                                         "answers: {}",
+                                         *o.expect_gpus, *why));
+        f.remedy =
+            "Load the driver (`modprobe nvidia`; `nvidia-smi` must list every GPU) and read "
+            "`dmesg | grep -i -e nvidia -e NVRM` for why it did not load; see driver.nvidia.";
+        return;
+    }
     const auto* n = need_nvml(s, f);
     if (!n) return;
     std::set<std::string> nvml_bus;
@@ -199,7 +221,7 @@ std::vector<Rule> gpu_inventory_rules() {
         {"gpu.count",
          "GPUs the driver answers for, against the PCI bus and --expect-gpus",
          {"training-machine article §5.1 (GPU fallen off the bus)"},
-         nvml_rule_skip,
+         count_skip,
          check_count},
         {"gpu.uniform",
          "All GPUs of one model and memory size",

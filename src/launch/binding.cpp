@@ -55,9 +55,17 @@ Result<Binding> choose_binding(const std::vector<GpuPlace>& places, std::vector<
         for (const auto& p : places) selected.push_back(p.index);
     for (int g : selected)
         if (g < 0 || g >= static_cast<int>(places.size()))
-            return Status{Errc::kInvalidInput,
-                          fmt::format("--gpus names GPU {}, but this machine has {} (0-{})", g,
-                                      places.size(), static_cast<int>(places.size()) - 1)};
+            return Status{
+                Errc::kInvalidInput,
+                places.empty()       ? fmt::format("--gpus names GPU {}, but this machine shows no "
+                                                         "NVIDIA GPU",
+                                                   g)
+                : places.size() == 1 ? fmt::format("--gpus names GPU {}, but this machine has one "
+                                                   "GPU (0)",
+                                                   g)
+                                     : fmt::format("--gpus names GPU {}, but this machine has {} "
+                                                   "GPUs (0-{})",
+                                                   g, places.size(), places.size() - 1)};
     b.gpus = selected;
     if (rank.local_rank) {
         if (*rank.local_rank >= static_cast<int>(selected.size()))

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 
@@ -77,6 +78,13 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const ListenAddress&
     s.set_logger([self](const httplib::Request&, const httplib::Response& res) {
         ++self->requests_;
         if (res.status >= 400) ++self->bad_requests_;
+    });
+    // cpp-httplib's default sets SO_REUSEPORT, which lets a second watch bind the same port and
+    // take half the scrapes. SO_REUSEADDR alone restarts on a port in TIME_WAIT and still
+    // refuses a port another process listens on.
+    s.set_socket_options([](int sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     });
     if (address.port == 0) {
         m->port_ = s.bind_to_any_port(address.host);

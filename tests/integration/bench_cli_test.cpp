@@ -2,6 +2,7 @@
 // machine (their records, data checks and verdicts, not their speeds), skips with reasons, a
 // baseline round trip, argument errors, atomic output files, and SIGINT in the middle of a
 // storage run leaving neither a file nor used space behind.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -116,6 +117,20 @@ TEST_F(BenchCli, ListShowsEveryBenchmark) {
             << id << " missing from\n"
             << r.out;
     EXPECT_TRUE(contains(r.out, "--data-dir")) << r.out;  // why storage cannot run as asked
+}
+
+TEST_F(BenchCli, WithoutADriverTheGpuBenchmarksSaySoInOneSentence) {
+    void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver != nullptr) {
+        ::dlclose(driver);
+        GTEST_SKIP() << "this machine has an NVIDIA driver";
+    }
+    auto r = run_trainrig("bench list");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    if (!contains(r.out, "no GPU can be used")) GTEST_SKIP() << "built without the GPU plugin";
+    // Not "CUDA driver version is insufficient", which reads as an old driver.
+    EXPECT_TRUE(contains(r.out, "no GPU can be used: no NVIDIA driver is installed")) << r.out;
+    EXPECT_FALSE(contains(r.out, "insufficient")) << r.out;
 }
 
 TEST_F(BenchCli, ListJsonSaysWhatRunsHereAndWhyNot) {

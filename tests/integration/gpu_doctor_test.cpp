@@ -89,6 +89,22 @@ TEST(GpuDoctor, DriverNotLoadedSkips) {
               std::string::npos);
 }
 
+TEST(GpuDoctor, GpusOnTheBusThatNoDriverAnswersFailTheDriverAndTheCount) {
+    // The tree says eight H100s are bound to the nvidia module; NVML says the driver is not
+    // loaded. The machine cannot run a job: that fails, under --expect-gpus or not.
+    for (const std::string extra : {"", "--expect-gpus 8 --strict"}) {
+        auto doc = doctor_json("hgx-8xh100", extra + " --only driver.nvidia,gpu.count", 1,
+                               fault("init-fails"));
+        EXPECT_EQ(status(doc, "driver.nvidia"), "fail") << extra;
+        auto count = finding(doc, "gpu.count");
+        EXPECT_EQ(count["status"], "fail") << extra;
+        EXPECT_NE(count["summary"].get<std::string>().find(
+                      "8 NVIDIA GPU(s) on the PCI bus, but no driver answers for them"),
+                  std::string::npos)
+            << count["summary"];
+    }
+}
+
 TEST(GpuDoctor, ALibraryThatIsNotNvmlIsAnError) {
     auto r = run_trainrig("doctor --json --only gpu.count", "TRAINRIG_NVML_LIBRARY=libc.so.6");
     EXPECT_EQ(r.rc, 2) << r.err;

@@ -211,6 +211,15 @@ protected:
     std::unique_ptr<httplib::Client> client_;
 };
 
+TEST_F(WatchDaemon, ASecondWatchOnTheSamePortIsRefused) {
+    auto second = run_trainrig(
+        "watch --listen 127.0.0.1:" + std::to_string(port_) + " --duration 2 --no-kernel-log",
+        "TRAINRIG_FAKE_NVML=" + nvml_fixture("hgx-8xh100.json"));
+    EXPECT_EQ(second.rc, 2) << second.err;
+    EXPECT_NE(second.err.find("the address is taken"), std::string::npos) << second.err;
+    EXPECT_TRUE(daemon_->running());
+}
+
 TEST_F(WatchDaemon, ServesMetricsAndTheTextfileAndStopsCleanly) {
     auto res = client_->Get("/metrics");
     ASSERT_TRUE(res);

@@ -35,6 +35,22 @@ TEST(Cli, CommandsAreUniqueAndOptionsDeclaredOnce) {
     }
 }
 
+TEST(Cli, TheReadmeCountsAndListsEveryCommand) {
+    std::ifstream in(std::string(TRAINRIG_SOURCE_DIR) + "/README.md");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const auto readme = ss.str();
+    const auto commands = make_commands();
+    const char* words[] = {"zero",  "one",   "two",  "three", "four",   "five",   "six",
+                           "seven", "eight", "nine", "ten",   "eleven", "twelve", "thirteen"};
+    ASSERT_LT(commands.size(), std::size(words));
+    EXPECT_NE(readme.find(std::string(words[commands.size()]) + " commands"), std::string::npos)
+        << "README.md does not say \"" << words[commands.size()] << " commands\"";
+    for (const auto& c : commands)
+        EXPECT_NE(readme.find(std::string("- `trainrig ") + c->name()), std::string::npos)
+            << c->name() << " is not listed in README.md";
+}
+
 TEST(Cli, EveryRuleIsDocumented) {
     std::ifstream in(std::string(TRAINRIG_SOURCE_DIR) + "/docs/checks.md");
     ASSERT_TRUE(in) << "docs/checks.md is missing";

@@ -95,7 +95,11 @@ TEST(LaunchBinding, SelectionSingleProcessAndErrors) {
     EXPECT_EQ(choose_binding(places, {}, NumaMode::kAuto, {8, "LOCAL_RANK"}).status().message(),
               "LOCAL_RANK=8 but the job has 8 GPU(s); start one rank per GPU");
     EXPECT_EQ(choose_binding(places, {9}, NumaMode::kAuto, {}).status().message(),
-              "--gpus names GPU 9, but this machine has 8 (0-7)");
+              "--gpus names GPU 9, but this machine has 8 GPUs (0-7)");
+    EXPECT_EQ(choose_binding({}, {0}, NumaMode::kAuto, {}).status().message(),
+              "--gpus names GPU 0, but this machine shows no NVIDIA GPU");
+    EXPECT_EQ(choose_binding({places[0]}, {1}, NumaMode::kAuto, {}).status().message(),
+              "--gpus names GPU 1, but this machine has one GPU (0)");
     auto unknown = places;
     unknown[3].node = -1;
     b = choose_binding(unknown, {}, NumaMode::kAuto, {3, "LOCAL_RANK"});

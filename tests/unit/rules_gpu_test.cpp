@@ -26,15 +26,26 @@ TEST(GpuRules, HealthyMachinePassesEveryRule) {
     }
 }
 
-TEST(GpuRules, NoDriverSkipsEveryRuleWithTheReason) {
+TEST(GpuRules, NoDriverSkipsEveryRuleButTheCountOfGpusOnTheBus) {
     auto s = healthy_gpus();
     s.nvml = Fact<NvmlFacts>::failed(
         {Errc::kNotFound, "libnvidia-ml.so.1 was not found by the dynamic loader"});
     for (const char* id : kGpuRules) {
         auto f = judge_one(id, s);
+        if (std::string(id) == "gpu.count") {
+            // GPUs on the bus that no driver answers for: the machine cannot run a job.
+            EXPECT_STATUS(f, kFail);
+            EXPECT_NE(f.summary.find("no driver answers"), std::string::npos) << f.summary;
+            continue;
+        }
         EXPECT_STATUS(f, kSkip);
         EXPECT_NE(f.summary.find("no NVIDIA driver"), std::string::npos) << f.summary;
     }
+    s.pci_devices = Fact<std::vector<PciDevice>>::known({});  // and none on the bus: nothing
+    EXPECT_STATUS(judge_one("gpu.count", s), kSkip);
+    RuleOptions expect;
+    expect.expect_gpus = 8;  // unless GPUs are expected
+    EXPECT_STATUS(judge_one("gpu.count", s, expect), kFail);
 }
 
 TEST(GpuRules, NotProbedUnderRootSkips) {

@@ -69,9 +69,8 @@ int read_numa_node(const RootFs& fs, const std::string& bus_id) {
 Result<std::vector<GpuInfo>> list_gpus(const RootFs& fs) {
     int count = 0;
     if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
-        // "CUDA driver version is insufficient for CUDA runtime version" without a driver.
         return Status{Errc::kUnsupported,
-                      fmt::format("no GPU can be used: {}", cudaGetErrorString(e)),
+                      fmt::format("no GPU can be used: {}", no_device_reason(e)),
                       "run on a machine with an NVIDIA GPU and a driver new enough for CUDA 13"};
     }
     if (count == 0) return Status{Errc::kUnsupported, "no GPU can be used: no CUDA device found"};

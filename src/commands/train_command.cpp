@@ -68,7 +68,10 @@ public:
                        "Save every N steps (default: at the end only)");
         app.add_option("--keep", o_.keep, "Checkpoints kept (default 2)");
         app.add_flag("--resume", o_.resume,
-                     "Continue from the newest complete checkpoint in --ckpt-dir");
+                     "Continue from the newest complete checkpoint in --ckpt-dir, on the "
+                     "checkpoint's schedule (--steps, --lr, --warmup, --final-lr-frac)");
+        app.add_flag("--extend", o_.extend,
+                     "With --resume: a larger --steps continues the run on the longer schedule");
         app.add_option("--val-every", o_.val_every,
                        "Evaluate every N steps (default: start and end)");
         app.add_option("--val-batches", o_.val_batches, "Batches per evaluation (default 8)");

@@ -98,9 +98,36 @@ private:
     int batches_;
 };
 
-// Rank 0 reads the checkpoint; everyone receives it (no shared filesystem needed).
+// A resumed run keeps the learning-rate schedule it started with: the schedule is a function of
+// --steps, --lr, --warmup and --final-lr-frac, and a different value would jump the rate. A
+// larger --steps is a longer run only with --extend.
+Status same_schedule(const CheckpointState& s, const TrainOptions& o, const std::string& where) {
+    const auto run = nlohmann::json::parse(s.run_json, nullptr, false);
+    if (run.is_discarded() || !run.is_object()) return ok_status();  // an older checkpoint
+    auto differs = [&](const char* key, const char* flag, double now) -> std::optional<Status> {
+        if (!run.contains(key) || !run[key].is_number()) return std::nullopt;
+        const double then = run[key].get<double>();
+        if (then == now) return std::nullopt;
+        return Status(Errc::kInvalidInput,
+                      fmt::format("{} {:g} differs from the checkpoint's {:g} ({}, step {}): "
+                                  "the learning-rate schedule would change mid-run; pass {} {:g}",
+                                  flag, now, then, where, s.step, flag, then),
+                      std::string(flag) == "--steps"
+                          ? "or --extend to continue to the new --steps on a longer schedule"
+                          : "");
+    };
+    if (!(o.extend && o.steps > s.step))
+        if (auto bad = differs("steps", "--steps", static_cast<double>(o.steps))) return *bad;
+    if (auto bad = differs("lr", "--lr", o.opt.lr)) return *bad;
+    if (auto bad = differs("warmup", "--warmup", static_cast<double>(o.opt.warmup))) return *bad;
+    if (auto bad = differs("final_lr_frac", "--final-lr-frac", o.opt.final_lr_frac)) return *bad;
+    return ok_status();
+}
+
+// Rank 0 reads the checkpoint and checks it continues this run; everyone receives it (no
+// shared filesystem needed).
 Result<std::optional<CheckpointState>> load_for_resume(CheckpointStore* store, Backend& backend,
-                                                       Communicator& comm,
+                                                       Communicator& comm, const TrainOptions& o,
                                                        std::vector<std::string>& skipped) {
     std::optional<CheckpointState> found;
     Status failure;
@@ -110,6 +137,10 @@ Result<std::optional<CheckpointState>> load_for_resume(CheckpointStore* store, B
             found = std::move(r).value();
         else
             failure = r.status();
+        if (found) {
+            failure = same_schedule(*found, o, store->folder(found->step));
+            if (!failure.ok()) found.reset();
+        }
     }
     // -1: rank 0 failed; 0: nothing to resume; 1: a checkpoint follows.
     int64_t header[4] = {failure.ok() ? (found ? 1 : 0) : -1, 0, 0, 0};
@@ -205,6 +236,7 @@ Status validate(const TrainOptions& o) {
     if (o.val_batches < 1)
         return bad(fmt::format("--val-batches must be at least 1, not {}", o.val_batches));
     if (o.resume && o.ckpt_dir.empty()) return bad("--resume needs --ckpt-dir");
+    if (o.extend && !o.resume) return bad("--extend needs --resume");
     if (o.stop_at < 0) return bad(fmt::format("--stop-at must not be negative, not {}", o.stop_at));
     if (o.backend != "cpu" && o.backend != "cuda")
         return bad(fmt::format("--backend must be cpu or cuda, not '{}'", o.backend));
@@ -290,9 +322,10 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
     sum.model_params = ParamLayout(o.model).total();
     Rng rng(o.seed);  // the run's stream for stochastic layers; GPT-2 here has none
 
+    nlohmann::json resumed_run;
     if (o.resume) {
         auto r =
-            load_for_resume(store ? &*store : nullptr, *backend, comm, sum.skipped_checkpoints);
+            load_for_resume(store ? &*store : nullptr, *backend, comm, o, sum.skipped_checkpoints);
         if (!r.ok()) return r.status();
         if (*r) {
             CheckpointState& s = *r.value();
@@ -303,13 +336,23 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
             rng.set_state(s.rng_state);
             sum.start_step = s.step;
             sum.resumed_from = store ? store->folder(s.step) : fmt::format("step {}", s.step);
+            resumed_run = nlohmann::json::parse(s.run_json, nullptr, false);
         }
     }
     sum.end_step = sum.start_step;
     if (sum.start_step >= o.steps || (o.stop_at > 0 && sum.start_step >= o.stop_at)) {
         sum.stop = StopReason::kNothingToDo;
-        sum.message =
-            fmt::format("the checkpoint is at step {}, --steps is {}", sum.start_step, o.steps);
+        sum.message = fmt::format(
+            "the run is at step {} of {} in {}: nothing left to do{}", sum.start_step, o.steps,
+            sum.resumed_from,
+            sum.start_step >= o.steps ? " (a larger --steps with --extend continues it)" : "");
+        sum.last_checkpoint = sum.resumed_from;
+        // Where the run stood when that checkpoint was saved (rank 0 read it).
+        if (resumed_run.is_object() && resumed_run.contains("loss")) {
+            sum.first_loss = sum.last_loss = resumed_run["loss"].get<double>();
+            if (resumed_run.contains("val_loss"))
+                sum.first_val_loss = sum.last_val_loss = resumed_run["val_loss"].get<double>();
+        }
         return sum;
     }
 
@@ -345,7 +388,11 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
         s.loader_json = consumed.to_json();
         s.rng_state = rng.state();
         s.seed = o.seed;
-        s.run_json = run_settings(o, comm.world());
+        // The settings, and where the run stood: a finished run resumed reports its own end.
+        auto run = nlohmann::json::parse(run_settings(o, comm.world()));
+        run["loss"] = rec.loss;
+        if (const auto v = rec.val_loss ? rec.val_loss : sum.last_val_loss) run["val_loss"] = *v;
+        s.run_json = run.dump();
         TRAINRIG_TRY(backend->save_state(s));
         const std::string folder = store->folder(step);
         Status previous = writer->submit(std::move(s), nullptr);

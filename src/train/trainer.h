@@ -36,6 +36,7 @@ struct TrainOptions {
     int64_t ckpt_every = 0;  // 0: only at the end
     int keep = 2;
     bool resume = false;
+    bool extend = false;    // --resume with a larger --steps continues on the longer schedule
     int64_t val_every = 0;  // 0: only before the first and after the last step
     int val_batches = 8;
     std::string log_path;   // JSON lines, appended

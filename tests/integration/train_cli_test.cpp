@@ -64,12 +64,40 @@ TEST_F(TrainCliTest, ResumeIsBitIdenticalToAStraightRun) {
     for (size_t i = 0; i < 4; ++i) EXPECT_EQ(a[4 + i]["loss"], b[i]["loss"]) << "step " << i + 5;
 }
 
-TEST_F(TrainCliTest, ResumeWithNothingLeftToDoSaysSo) {
+TEST_F(TrainCliTest, ResumingAFinishedRunReportsWhereItEnded) {
     const std::string dir = ckpt("done");
-    ASSERT_EQ(run_trainrig(args("--steps 3 --ckpt-dir " + dir)).rc, 0);
+    auto first = run_trainrig(args("--steps 3 --json --ckpt-dir " + dir));
+    ASSERT_EQ(first.rc, 0) << first.err;
+    const json ran = json::parse(first.out);
     auto r = run_trainrig(args("--steps 3 --resume --json --ckpt-dir " + dir));
     ASSERT_EQ(r.rc, 0) << r.err;
-    EXPECT_EQ(json::parse(r.out)["stop"], "nothing_to_do");
+    const json again = json::parse(r.out);
+    EXPECT_EQ(again["stop"], "nothing_to_do");
+    EXPECT_EQ(again["end_step"], 3);
+    EXPECT_EQ(again["last_loss"], ran["last_loss"]);  // not an all-zero summary
+    EXPECT_EQ(again["last_val_loss"], ran["last_val_loss"]);
+    EXPECT_EQ(again["last_checkpoint"], step_dir(dir, 3));
+    EXPECT_NE(again["message"].get<std::string>().find("--extend"), std::string::npos);
+}
+
+TEST_F(TrainCliTest, AResumeKeepsItsScheduleUnlessExtended) {
+    const std::string dir = ckpt("schedule");
+    ASSERT_EQ(run_trainrig(args("--steps 4 --stop-at 2 --ckpt-dir " + dir)).rc, 0);
+    // A different --steps or --lr would restart the learning-rate schedule mid-run.
+    for (const auto& [flags, said] : std::vector<std::pair<std::string, std::string>>{
+             {"--steps 6", "--steps 6 differs from the checkpoint's 4"},
+             {"--steps 4 --lr 1e-3", "--lr 0.001 differs from the checkpoint's 0.003"},
+             {"--steps 4 --warmup 1", "--warmup 1 differs from the checkpoint's 0"}}) {
+        auto r = run_trainrig(args(flags + " --resume --ckpt-dir " + dir));
+        EXPECT_EQ(r.rc, 2) << flags << "\n" << r.err;
+        EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(step_dir(dir, 2)), std::string::npos) << r.err;
+    }
+    // --extend continues to the larger --steps.
+    auto r = run_trainrig(args("--steps 6 --resume --extend --json --ckpt-dir " + dir));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(json::parse(r.out)["end_step"], 6);
+    EXPECT_EQ(run_trainrig(args("--steps 6 --extend --ckpt-dir " + dir)).rc, 2);
 }
 
 TEST_F(TrainCliTest, AKillAtAnyPointOfASaveKeepsThePreviousCheckpoint) {

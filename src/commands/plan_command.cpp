@@ -151,11 +151,15 @@ public:
             "Formulas, sources and the catalog file format: docs/plan.md.");
     }
 
-    int run(const GlobalOptions&) override {
+    int run(const GlobalOptions& global) override {
         if (list_) return emit(catalogs_text(), 0);
         auto in = resolve_plan_options(o_);
         if (!in) return print_error(name(), in.status());
-        const SearchRequest& r = in->search;
+        SearchRequest r = in->search;
+        // --minimum changes what the user left open, and keeps what they fixed.
+        r.vary_tp = !global.typed("--tp");
+        r.vary_pp = !global.typed("--pp");
+        r.vary_recompute = !global.typed("--recompute");
         if (o_.compare) {
             const auto rows = compare_machines(in->model, in->job, in->catalog, r);
             const bool any = !rows.empty() && rows.front().plan && rows.front().why_not.empty();

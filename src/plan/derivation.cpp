@@ -6,9 +6,34 @@
 
 namespace trainrig::plan {
 
+namespace {
+
+// Three significant digits without an exponent: 2950, 12.3, 0.456.
+std::string three(double v) {
+    return std::fabs(v) >= 999.5 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+}
+
+}  // namespace
+
+std::string si(double v, std::string_view unit) {
+    static constexpr const char* kPrefixes[] = {"",  "k", "M", "G", "T", "P",
+                                                "E", "Z", "Y", "R", "Q"};
+    size_t i = 0;
+    double m = v;
+    while (std::fabs(m) >= 999.5 && i + 1 < std::size(kPrefixes)) {
+        m /= 1000;
+        ++i;
+    }
+    const std::string mantissa = fmt::format("{:.3g}", m);
+    if (unit.empty()) return mantissa + kPrefixes[i];
+    return fmt::format("{} {}{}", mantissa, kPrefixes[i], unit);
+}
+
 std::string num(double v) {
     if (v == std::floor(v) && std::fabs(v) < 1e6) return fmt::format("{:.0f}", v);
-    if (std::fabs(v) >= 1e6 || (std::fabs(v) < 1e-3 && v != 0)) return fmt::format("{:.3g}", v);
+    if (std::fabs(v) >= 1e6) return si(v);
+    if (std::fabs(v) < 1e-3 && v != 0) return fmt::format("{:.3g}", v);
+    if (std::fabs(v) >= 999.5) return fmt::format("{:.0f}", v);
     return fmt::format("{:.4g}", v);
 }
 
@@ -21,20 +46,20 @@ std::string grouped(int64_t v) {
     return v < 0 ? "-" + out : out;
 }
 
-std::string gb(double bytes) { return fmt::format("{:.3g} GB", bytes / 1e9); }
+std::string gb(double bytes) { return three(bytes / 1e9) + " GB"; }
 
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
 std::string seconds(double s) {
     if (s == 0) return "0 s";
-    if (s < 1e-3) return fmt::format("{:.3g} us", s * 1e6);
-    if (s < 1) return fmt::format("{:.3g} ms", s * 1e3);
-    if (s < 120) return fmt::format("{:.3g} s", s);
-    if (s < 7200) return fmt::format("{:.3g} min", s / 60);
-    if (s < 3 * 86400) return fmt::format("{:.3g} h", s / 3600);
-    return fmt::format("{:.3g} d", s / 86400);
+    if (s < 1e-3) return three(s * 1e6) + " us";
+    if (s < 1) return three(s * 1e3) + " ms";
+    if (s < 120) return three(s) + " s";
+    if (s < 7200) return three(s / 60) + " min";
+    if (s < 3 * 86400) return three(s / 3600) + " h";
+    return three(s / 86400) + " d";
 }
 
-std::string rate(double bytes_per_s) { return fmt::format("{:.3g} GB/s", bytes_per_s / 1e9); }
+std::string rate(double bytes_per_s) { return three(bytes_per_s / 1e9) + " GB/s"; }
 
 }  // namespace trainrig::plan

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace trainrig::plan {
@@ -35,6 +36,8 @@ private:
 
 // Short human forms for substituted formulas: "6.74e9", "4096", "1.07 GB".
 std::string num(double v);
+// Engineering units, never 1.2e+19: "444 GFLOP" with a unit, "10.9P" without.
+std::string si(double v, std::string_view unit = "");
 std::string grouped(int64_t v);        // "13,015,864,320"
 std::string gb(double bytes);          // decimal GB, 3 significant digits
 std::string gib(double bytes);         // binary GiB

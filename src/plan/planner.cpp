@@ -351,12 +351,12 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
                             machine.gpus * t.seconds / 3600, "GPU-h", "definition");
         t.energy_kwh =
             d.add("time.energy_kwh", "GPU energy (board power at TDP)", "GPU-hours x TDP",
-                  fmt::format("{:.4g} x {} W", t.gpu_hours, machine.gpu.tdp_watts),
+                  fmt::format("{} x {} W", num(t.gpu_hours), machine.gpu.tdp_watts),
                   t.gpu_hours * machine.gpu.tdp_watts / 1000, "kWh", machine.gpu.source);
         if (machine.gpu.usd_per_gpu_hour > 0)
             t.cost_usd =
                 d.add("time.cost_usd", "cost", "GPU-hours x price",
-                      fmt::format("{:.4g} x ${:.2f}", t.gpu_hours, machine.gpu.usd_per_gpu_hour),
+                      fmt::format("{} x ${:.2f}", num(t.gpu_hours), machine.gpu.usd_per_gpu_hour),
                       t.gpu_hours * machine.gpu.usd_per_gpu_hour, "USD", machine.gpu.price_source);
     }
 

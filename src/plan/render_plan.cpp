@@ -80,21 +80,24 @@ std::string render_plan_table(const Plan& p, const Target& target) {
                        billions(static_cast<double>(p.params.non_embedding)),
                        billions(static_cast<double>(p.trainable)));
     out += fmt::format(
-        "  compute      {:.3g} FLOP/token (PaLM 6N + attention; Megatron-LM counts "
-        "{:.3g}), {:.3g} FLOP/step\n\n",
-        p.flops.model(), p.flops.megatron, p.flops_per_step);
+        "  compute      {}/token (PaLM 6N + attention; Megatron-LM counts {}), {}/step\n\n",
+        si(p.flops.model(), "FLOP"), si(p.flops.megatron, "FLOP"), si(p.flops_per_step, "FLOP"));
 
     out +=
         "  memory per GPU (GiB)  weights  grads  optim  gather  activ  logits  ctx+nccl   total"
         "  of    verdict\n";
     for (const auto& mem : p.zero_stages) {
+        // "(chosen)" marks the stage the plan runs at only when it fits; else the closest.
         const bool chosen = mem.zero == j.zero;
         const std::string verdict = mem.fits() ? fmt::format("fits, {} free", g(mem.headroom()))
                                                : fmt::format("short by {}", g(-mem.headroom()));
         out += fmt::format(
             "  {:<20}  {:>7}  {:>5}  {:>5}  {:>6}  {:>5}  {:>6}  {:>8}  {:>6}  {:>4}  {}\n",
             fmt::format("ZeRO-{}{}", mem.zero,
-                        chosen ? (p.zero_chosen ? " (chosen)" : " (asked)") : ""),
+                        !chosen         ? ""
+                        : !mem.fits()   ? (p.zero_chosen ? " (closest)" : " (asked)")
+                        : p.zero_chosen ? " (chosen)"
+                                        : " (asked)"),
             g(mem.weights), g(mem.gradients), g(mem.optimizer), g(mem.zero3_buffers),
             g(mem.activations), g(mem.logits), g(mem.cuda_context + mem.nccl), g(mem.total()),
             g(mem.capacity), verdict);
@@ -129,9 +132,9 @@ std::string render_plan_table(const Plan& p, const Target& target) {
                            money(p.machine.gpu.usd_per_gpu_hour));
     if (j.tokens > 0)
         out += fmt::format(
-            "  training     {:.3g} tokens: {} steps, {}, {:.0f} GPU-hours, {:.0f} "
+            "  training     {} tokens: {} steps, {}, {:.0f} GPU-hours, {:.0f} "
             "kWh, {}\n",
-            j.tokens, num(t.steps), seconds(t.seconds), t.gpu_hours, t.energy_kwh,
+            num(j.tokens), num(t.steps), seconds(t.seconds), t.gpu_hours, t.energy_kwh,
             money(t.cost_usd));
     if (target.any())
         out += fmt::format("  target       {}\n", meets_target(p, target) ? "met" : "NOT met");

@@ -126,33 +126,91 @@ std::vector<Candidate> compare_machines(const ModelSpec& m, const JobSpec& job,
     return out;
 }
 
+namespace {
+
+std::vector<int> powers_of_two_up_to(int64_t limit) {
+    std::vector<int> out;
+    for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+    return out;
+}
+
+std::string layout_text(const Plan& p) {
+    return fmt::format("TP {} x PP {}, {} recompute, ZeRO-{}", p.job.tp, p.job.pp,
+                       recompute_name(p.job.recompute), p.job.zero);
+}
+
+}  // namespace
+
 std::optional<Plan> minimum_gpus(const ModelSpec& m, const JobSpec& job,
                                  const HardwareCatalog& catalog, const SearchRequest& r,
                                  std::string& why_not) {
     const GpuSpec* gpu = catalog.gpu(r.machine.gpu);
     const int64_t per_node = r.machine.gpus_per_node.value_or(gpu ? gpu->gpus_per_node : 8);
-    const int64_t unit = int64_t{job.tp} * job.pp;
-    if (unit < 1 || per_node < 1 || r.max_gpus < 1) {
+    if (job.tp < 1 || job.pp < 1 || per_node < 1 || r.max_gpus < 1) {
         why_not = "TP, PP, GPUs per node and --max-gpus must be at least 1";
         return std::nullopt;
     }
+    const auto tps = r.vary_tp ? powers_of_two_up_to(per_node) : std::vector<int>{job.tp};
+    const auto pps = r.vary_pp ? powers_of_two_up_to(m.layers) : std::vector<int>{job.pp};
+    const auto recomputes =
+        r.vary_recompute
+            ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
+            : std::vector<Recompute>{job.recompute};
     std::vector<int64_t> counts;
-    for (int64_t n = unit; n <= std::min<int64_t>(per_node, r.max_gpus); n += unit)
-        counts.push_back(n);
-    const int64_t node_step = std::lcm(per_node, unit);
-    for (int64_t n = node_step; n <= r.max_gpus; n += node_step)
-        if (n > per_node) counts.push_back(n);
-    // The reason the largest count that could be planned fell short says most.
-    std::string planned, other;
+    for (int64_t n = 1; n <= std::min<int64_t>(per_node, r.max_gpus); ++n) counts.push_back(n);
+    for (int64_t n = 2 * per_node; n <= r.max_gpus; n += per_node) counts.push_back(n);
+
+    // What binds when nothing works: the leanest layout's memory, or the fastest one's speed.
+    std::optional<Plan> leanest, fastest_fitting;
+    std::string other;
     for (int64_t n : counts) {
-        Candidate c = try_machine(m, job, catalog, r, r.machine.gpu, static_cast<int>(n));
-        if (c.plan && c.why_not.empty()) return std::move(c.plan);
-        (c.plan ? planned : other) = fmt::format("{} GPUs: {}", n, c.why_not);
+        std::optional<Plan> best;
+        for (int tp : tps)
+            for (int pp : pps) {
+                if (n % (int64_t{tp} * pp) != 0 || tp > per_node) continue;
+                for (Recompute rc : recomputes) {
+                    JobSpec layout = job;
+                    layout.tp = tp;
+                    layout.pp = pp;
+                    layout.recompute = rc;
+                    Candidate c =
+                        try_machine(m, layout, catalog, r, r.machine.gpu, static_cast<int>(n));
+                    if (!c.plan) {
+                        other = fmt::format("{} GPUs: {}", n, c.why_not);
+                        continue;
+                    }
+                    const Plan& p = *c.plan;
+                    const double use = p.memory.total() / p.memory.capacity;
+                    if (!leanest || n > leanest->machine.gpus ||
+                        use < leanest->memory.total() / leanest->memory.capacity)
+                        leanest = p;
+                    if (!p.memory.fits()) continue;
+                    if (!fastest_fitting || n > fastest_fitting->machine.gpus ||
+                        p.time.tokens_per_second > fastest_fitting->time.tokens_per_second)
+                        fastest_fitting = p;
+                    if (c.why_not.empty() &&
+                        (!best || p.time.tokens_per_second > best->time.tokens_per_second))
+                        best = p;
+                }
+            }
+        if (best) return best;
     }
-    const std::string& last = planned.empty() ? other : planned;
-    why_not = fmt::format("no count up to {} GPUs of {} fits{}{}", r.max_gpus, r.machine.gpu,
-                          r.target.any() ? " and meets the target" : "",
-                          last.empty() ? "" : " (" + last + ")");
+    const std::string upto =
+        fmt::format("no count up to {} GPUs of {} fits{}", r.max_gpus, r.machine.gpu,
+                    r.target.any() ? " and meets the target" : "");
+    if (fastest_fitting)
+        why_not = fmt::format(
+            "{}: the target binds (at {} GPUs the fastest layout that fits, {}, trains {:.0f} "
+            "tokens/s)",
+            upto, fastest_fitting->machine.gpus, layout_text(*fastest_fitting),
+            fastest_fitting->time.tokens_per_second);
+    else if (leanest)
+        why_not = fmt::format(
+            "{}: memory binds (at {} GPUs the leanest layout, {}, needs {} per GPU, has {})", upto,
+            leanest->machine.gpus, layout_text(*leanest), gib(leanest->memory.total()),
+            gib(leanest->memory.capacity));
+    else
+        why_not = upto + (other.empty() ? "" : " (" + other + ")");
     return std::nullopt;
 }
 

@@ -51,13 +51,19 @@ struct SearchRequest {
     Target target;
     Rank rank = Rank::kCost;
     int max_gpus = 4096;  // --minimum search limit
+    // --minimum: what it may change besides the count (what the user did not fix): the TP
+    // degree within a node, the PP degree, activation recomputation. The ZeRO stage is always
+    // the lowest that fits unless --zero fixes it.
+    bool vary_tp = false, vary_pp = false, vary_recompute = false;
 };
 
 // Every (GPU, count) pair; the ones that fit and run first, ranked; then the rest.
 std::vector<Candidate> compare_machines(const ModelSpec& m, const JobSpec& job,
                                         const HardwareCatalog& catalog, const SearchRequest& r);
 // The fewest GPUs of r.machine.gpu that fit and meet r.target; none when no count up to
-// r.max_gpus does. Counts inside a node step by TP x PP, beyond it by whole nodes.
+// r.max_gpus does, with the constraint that binds in why_not. Each count tries every layout
+// r allows to vary (TP within a node, PP, recompute; ZeRO the lowest that fits) and keeps the
+// fastest that fits. Counts go one by one inside a node, by whole nodes beyond it.
 std::optional<Plan> minimum_gpus(const ModelSpec& m, const JobSpec& job,
                                  const HardwareCatalog& catalog, const SearchRequest& r,
                                  std::string& why_not);

@@ -311,6 +311,34 @@ TEST(PlanSearch, CompareRanksFittingMachinesFirst) {
         EXPECT_GE(rows[i - 1].plan->time.tokens_per_second, rows[i].plan->time.tokens_per_second);
 }
 
+TEST(PlanSearch, MinimumTriesRecomputeTpAndPpBeforeGivingUp) {
+    // Llama 2 70B on H100 SXM (docs/plan.md, README): no count fits with the asked layout
+    // (TP 1, no recompute), but TP within a node and recompute make it fit.
+    const auto model = *find_model("llama2-70b");
+    JobSpec j;
+    j.seq = 4096;
+    SearchRequest r;
+    r.machine.gpu = "h100-sxm";
+    r.target.tokens_per_second = 20000;
+    std::string why;
+    EXPECT_FALSE(minimum_gpus(model, j, builtin_hardware(), r, why));
+    EXPECT_NE(why.find("memory binds"), std::string::npos) << why;
+    r.vary_tp = r.vary_pp = r.vary_recompute = true;
+    auto fit = minimum_gpus(model, j, builtin_hardware(), r, why);
+    ASSERT_TRUE(fit) << why;
+    EXPECT_TRUE(fit->memory.fits());
+    EXPECT_GE(fit->time.tokens_per_second, 20000);
+    EXPECT_GT(fit->job.tp * fit->job.pp, 1);
+    // One fewer GPU does not work with any layout.
+    r.max_gpus = fit->machine.gpus > 8 ? fit->machine.gpus - 8 : fit->machine.gpus - 1;
+    EXPECT_FALSE(minimum_gpus(model, j, builtin_hardware(), r, why));
+    // A target no count reaches: the target binds, not memory.
+    r.max_gpus = 64;
+    r.target.tokens_per_second = 1e9;
+    EXPECT_FALSE(minimum_gpus(model, j, builtin_hardware(), r, why));
+    EXPECT_NE(why.find("the target binds"), std::string::npos) << why;
+}
+
 TEST(PlanSearch, MinimumFindsTheFewestThatFitAndMeetTheTarget) {
     const auto model = *find_model("llama2-13b");
     JobSpec j;
@@ -330,8 +358,9 @@ TEST(PlanSearch, MinimumFindsTheFewestThatFitAndMeetTheTarget) {
     r.max_gpus = 2;
     EXPECT_FALSE(minimum_gpus(model, j, builtin_hardware(), r, why));
     EXPECT_NE(why.find("no count up to 2 GPUs"), std::string::npos);
-    EXPECT_NE(why.find("2 GPUs: needs"), std::string::npos);  // the reason of the largest planned
-    j.tp = 0;                                                 // never an endless loop
+    // The constraint that binds, at the largest count, with the leanest layout tried.
+    EXPECT_NE(why.find("memory binds (at 2 GPUs the leanest layout"), std::string::npos) << why;
+    j.tp = 0;  // never an endless loop
     r.max_gpus = 64;
     EXPECT_FALSE(minimum_gpus(model, j, builtin_hardware(), r, why));
 }

@@ -32,7 +32,8 @@ std::string first_sentence(std::string msg) {
 int run_cli(int argc, const char* const* argv) {
     CLI::App app(
         "trainrig turns a GPU server into a validated, tuned, ready-to-train machine.\n"
-        "Exit codes: 0 healthy (warnings allowed), 1 a check failed, 2 could not run.",
+        "Exit codes: 0 healthy (warnings allowed), 1 a check failed, 2 could not run, 128+N "
+        "stopped by signal N after cleaning up (130 on Ctrl-C).",
         "trainrig");
     GlobalOptions global;
     global.args.assign(argv + (argc > 0 ? 1 : 0), argv + argc);

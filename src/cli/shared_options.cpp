@@ -8,20 +8,12 @@
 
 namespace trainrig {
 
-void declare_machine_options(CLI::App& app, CollectOptions& opts) {
+void declare_root_options(CLI::App& app, CollectOptions& opts) {
     app.add_option("--root", opts.root,
                    "Read the machine under DIR instead of / (a copy of /proc, /sys, "
                    "/etc and /dev/kmsg, as in tests/fixtures/machines)")
         ->envname("TRAINRIG_ROOT")
         ->type_name("DIR");
-    app.add_option("--data-dir", opts.data_dir,
-                   "Check the storage behind the folder training data is read from")
-        ->envname("TRAINRIG_DATA_DIR")
-        ->type_name("PATH");
-    app.add_option("--env-file", opts.env_file,
-                   "Judge the NCCL/torch variables in FILE (KEY=VALUE lines) instead of this "
-                   "process's environment")
-        ->type_name("FILE");
     app.add_option_function<double>(
            "--timeout",
            [&opts](double seconds) {
@@ -33,6 +25,18 @@ void declare_machine_options(CLI::App& app, CollectOptions& opts) {
         ->check(CLI::Range(0.1, 600.0))
         ->default_str("5")
         ->type_name("SECONDS");
+}
+
+void declare_machine_options(CLI::App& app, CollectOptions& opts) {
+    declare_root_options(app, opts);
+    app.add_option("--data-dir", opts.data_dir,
+                   "Check the storage behind the folder training data is read from")
+        ->envname("TRAINRIG_DATA_DIR")
+        ->type_name("PATH");
+    app.add_option("--env-file", opts.env_file,
+                   "Judge the NCCL/torch variables in FILE (KEY=VALUE lines) instead of this "
+                   "process's environment")
+        ->type_name("FILE");
 }
 
 void declare_output_options(CLI::App& app, OutputOptions& opts) {

@@ -19,7 +19,9 @@ struct OutputOptions {
     std::optional<std::string> output;
 };
 
-// --root, --data-dir, --env-file, --timeout.
+// --root, --timeout: where the machine is read from.
+void declare_root_options(CLI::App& app, CollectOptions& opts);
+// Those, plus --data-dir and --env-file: what doctor and collect judge.
 void declare_machine_options(CLI::App& app, CollectOptions& opts);
 void declare_output_options(CLI::App& app, OutputOptions& opts);
 

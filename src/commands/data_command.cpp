@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include "cli/shared_options.h"
@@ -119,6 +120,14 @@ private:
         if (!tokenizer) return print_error("data", tokenizer.status());
         const data::Tokenizer& tok = **tokenizer;
 
+        // `--output tok/train` as the README writes it: the folder is made, as `mkdir -p` would.
+        if (const auto dir = std::filesystem::path(output_prefix_).parent_path(); !dir.empty()) {
+            std::error_code ec;
+            std::filesystem::create_directories(dir, ec);
+            if (ec)
+                return print_error(
+                    "data", errno_status(ec.value(), "create the output folder", dir.string()));
+        }
         auto writer = format_ == "llmc"
                           ? data::make_llmc_writer(output_prefix_, tok.vocab_size(), shard_tokens_)
                           : data::make_megatron_writer(output_prefix_, tok.vocab_size());

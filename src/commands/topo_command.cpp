@@ -22,7 +22,7 @@ public:
         return "Show the GPU x GPU and GPU x NIC connection matrix (like nvidia-smi topo -m)";
     }
     void declare(CLI::App& app) override {
-        declare_machine_options(app, collect_);
+        declare_root_options(app, collect_);  // topo reads no data folder or env file
         app.add_option("--snapshot", snapshot_, "Read a snapshot written by `trainrig collect`")
             ->type_name("FILE");
         declare_output_options(app, output_);

@@ -86,8 +86,9 @@ public:
             "  trainrig train --data tok/train --model tiny --seq 256 --batch 8 --steps 200 "
             "--ckpt-dir ckpt --log train.jsonl\n"
             "  mpirun -np 2 trainrig train --data tok/train --steps 200 --ckpt-dir ckpt --resume\n"
-            "\nExit codes: 0 trained to --steps, 1 stopped early (loss or gradient not finite, or "
-            "interrupted: a checkpoint is written first), 2 could not run.\n");
+            "\nExit codes: 0 trained to --steps, 1 stopped early (loss or gradient not finite), "
+            "2 could not run, 130 (143) stopped by Ctrl-C (SIGTERM) after writing a "
+            "checkpoint.\n");
     }
 
     int run(const GlobalOptions&) override {

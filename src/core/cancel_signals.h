@@ -19,6 +19,9 @@ public:
     static const std::atomic<bool>& flag();
     // The same request as a plain int, for code across a C boundary (the GPU benchmark plugin).
     static const volatile int* flag_int();
+    // The signal that asked to stop (SIGINT, SIGTERM), or 0. Once the work has cleaned up, the
+    // process exits 128 + it, as the shell reports a process the signal killed (docs/cli.md).
+    static int received();
 
 private:
     struct sigaction old_int_ {};

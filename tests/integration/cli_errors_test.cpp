@@ -18,6 +18,14 @@ void expect_one_sentence(const RunResult& r) {
     EXPECT_EQ(r.err.rfind("trainrig", 0), 0u) << r.err;
 }
 
+TEST(Cli, AnOptionACommandWouldIgnoreIsRefused) {
+    // topo reads no data folder and no environment file: it must not accept them silently.
+    for (const char* args : {"topo --data-dir /tmp", "topo --env-file /etc/environment"}) {
+        auto r = run_trainrig(args);
+        expect_one_sentence(r);
+    }
+}
+
 TEST(Cli, HelpVersionAndHelpCommand) {
     auto h = run_trainrig("--help");
     EXPECT_EQ(h.rc, 0);

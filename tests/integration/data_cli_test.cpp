@@ -54,6 +54,16 @@ TEST_F(DataCli, TokenizeWritesBinIdxAndMetaThatVerifyAccepts) {
     EXPECT_EQ(report["max_token"], tiny_.eod);
 }
 
+TEST_F(DataCli, AnOutputPrefixInAFolderThatDoesNotExistYetIsWritten) {
+    // README: `data tokenize ... --output tok/train` on a fresh checkout.
+    write_file(path("in.jsonl"), jsonl({"hello", "water"}));
+    const std::string out = path("tok/nested/train");
+    auto r = tokenize("--input " + path("in.jsonl") + " --append-eod --output " + out);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    for (const char* ext : {".bin", ".idx", ".meta.json"})
+        EXPECT_TRUE(fs::is_regular_file(out + ext)) << ext;
+}
+
 TEST_F(DataCli, InspectCountsDocumentsAndTokensAndDecodesTextPlusEod) {
     const std::vector<std::string> texts = {"the other thing", "in here", "alpha river water"};
     const std::string out = path("out");

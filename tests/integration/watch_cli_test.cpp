@@ -128,7 +128,7 @@ TEST(WatchAlerts, FireIntoTheLogFollowNewXidsAndReloadOnSighup) {
     ::kill(daemon.pid(), SIGHUP);
     text = wait_for_text(log, "resolved because its rule changed", 10);
     EXPECT_NE(text.find("\"state\":\"resolved\""), std::string::npos) << text;
-    EXPECT_EQ(daemon.stop(SIGTERM, 10), 0) << slurp(dir / "err");
+    EXPECT_EQ(daemon.stop(SIGTERM, 10), 128 + SIGTERM) << slurp(dir / "err");
     fs::remove_all(dir);
 }
 
@@ -233,7 +233,7 @@ TEST_F(WatchDaemon, ServesMetricsAndTheTextfileAndStopsCleanly) {
     EXPECT_NE(res->body.find("trainrig_scrape_duration_seconds "), std::string::npos);
     EXPECT_NE(res->body.find("trainrig_alert_notifications_total{result=\"delivered\"}"),
               std::string::npos);
-    EXPECT_EQ(daemon_->stop(SIGTERM, 10), 0) << slurp(dir_ / "err");
+    EXPECT_EQ(daemon_->stop(SIGTERM, 10), 128 + SIGTERM) << slurp(dir_ / "err");
     // The textfile is whole, and no temporary file is left beside it.
     const std::string text = slurp(dir_ / "textfile" / "trainrig.prom");
     EXPECT_NE(text.find("trainrig_gpu_info{"), std::string::npos);

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/cancel_signals.h"
 #include "core/text.h"
 
 extern char** environ;
@@ -46,13 +47,16 @@ struct Pipe {
 
 // Reads every fd until EOF on all of them or the deadline; false on timeout. `extend`, when
 // given, is asked every 50 ms and may move the deadline (a child that shows progress).
+// A SIGINT/SIGTERM (CancelSignals) ends the wait as a deadline would: the child is killed, not
+// left running after trainrig exits.
 bool drain(std::vector<std::pair<int, std::string*>> fds, Clock::time_point deadline,
            size_t max_output, const std::function<Clock::time_point()>& extend = {}) {
     while (!fds.empty()) {
+        if (CancelSignals::flag().load()) return false;
         if (extend) deadline = std::max(deadline, extend());
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) return false;
-        if (extend) left = std::min(left, std::chrono::milliseconds(50));
+        left = std::min(left, std::chrono::milliseconds(50));
         std::vector<pollfd> pfds;
         for (auto& [fd, _] : fds) pfds.push_back({fd, POLLIN, 0});
         int n = poll(pfds.data(), pfds.size(), static_cast<int>(left.count()));
@@ -86,7 +90,7 @@ bool reap(pid_t pid, int& status, Clock::time_point deadline) {
             status = SIGKILL;  // WIFSIGNALED
             return true;
         }
-        if (Clock::now() >= deadline) return false;
+        if (Clock::now() >= deadline || CancelSignals::flag().load()) return false;
         usleep(1000);
     }
 }
@@ -133,6 +137,9 @@ Result<CommandOutput> run_command(const std::vector<std::string>& argv,
     if (!done || !reap(pid, status, until)) {
         kill(-pid, SIGKILL);
         reap(pid, status, Clock::now() + std::chrono::milliseconds(100));
+        if (CancelSignals::flag().load())
+            return Status{Errc::kIo, fmt::format("`{}` was stopped: interrupted",
+                                                 preview(join(argv, " "), 60))};
         return Status{Errc::kIo,
                       fmt::format("`{}` did not finish within {}", preview(join(argv, " "), 60),
                                   format_seconds(deadline))};
@@ -217,6 +224,8 @@ Result<std::string> run_isolated(const std::function<void(IsolatedChannel&)>& fn
     if (!done || !reap(pid, status, extend())) {
         kill(pid, SIGKILL);
         reap(pid, status, Clock::now() + std::chrono::milliseconds(100));
+        if (CancelSignals::flag().load())
+            return Status{Errc::kIo, fmt::format("{} was stopped: interrupted", what)};
         std::string at(progress->name);
         return Status{Errc::kIo,
                       fmt::format("{} did not answer within {}{}", what, format_seconds(deadline),

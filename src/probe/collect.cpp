@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include "core/cancel_signals.h"
 #include "core/env_file.h"
 #include "core/root_fs.h"
 #include "core/text.h"
@@ -53,6 +54,9 @@ Result<Snapshot> collect_snapshot(const CollectOptions& options) {
         env_override = std::move(env).value();
     }
 
+    // Ctrl-C while a driver call or the PyTorch probe runs stops the child processes with us,
+    // and the command exits 130 (docs/cli.md).
+    const CancelSignals signals;
     const RootFs fs(options.root);
     Snapshot s;
     s.trainrig_version = kTrainrigVersion;
@@ -78,6 +82,8 @@ Result<Snapshot> collect_snapshot(const CollectOptions& options) {
     s.stack = options.stack
                   ? probe_stack(fs, {options.deadline, options.torch, options.deadline * 4})
                   : Fact<SoftwareStack>::failed({Errc::kUnsupported, "not read by this command"});
+    if (CancelSignals::flag().load())
+        return Status{Errc::kIo, "interrupted while reading the machine; nothing was judged"};
     return s;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/atomic_file.h"
+#include "core/version.h"
 
 namespace trainrig {
 
@@ -44,6 +45,13 @@ void declare_output_options(CLI::App& app, OutputOptions& opts) {
                    "Write to FILE (replaced atomically: readers never see half a file) instead of "
                    "stdout; - is stdout")
         ->type_name("FILE");
+}
+
+std::string json_result(nlohmann::json doc, std::string_view command, int exit_code) {
+    doc["trainrig_version"] = kTrainrigVersion;
+    doc["command"] = std::string(command);
+    doc["exit_code"] = exit_code;
+    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 Status write_output(const OutputOptions& opts, const std::string& text) {

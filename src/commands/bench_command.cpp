@@ -179,7 +179,8 @@ public:
         if (baseline) bench::apply_baseline(result.records, *baseline);
 
         const std::string text =
-            json_ ? bench::bench_document(result).dump(2) + "\n" : bench::render_bench_text(result);
+            json_ ? json_result(bench::bench_document(result), "bench run", result.exit_code())
+                  : bench::render_bench_text(result);
         if (auto s = write_output(output_, text); !s.ok()) return print_error("bench", s);
         return result.exit_code();
     }
@@ -199,11 +200,10 @@ private:
             text += fmt::format("{:<10} {}\n{:<10} {}\n", b->id(), b->description(), "",
                                 why.empty() ? "ready" : "skipped here: " + why);
         }
-        const std::string out = json_ ? nlohmann::json{{"schema", "trainrig.bench.list"},
-                                                       {"schema_version", 1},
-                                                       {"benchmarks", rows}}
-                                                .dump(2) +
-                                            "\n"
+        const std::string out = json_ ? json_result({{"schema", "trainrig.bench.list"},
+                                                     {"schema_version", 1},
+                                                     {"benchmarks", rows}},
+                                                    "bench list", 0)
                                       : text;
         std::fputs(out.c_str(), stdout);
         return 0;

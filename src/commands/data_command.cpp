@@ -156,7 +156,7 @@ private:
                                        data::meta_json(run).dump(2) + "\n");
             !s.ok())
             return print_error("data", s);
-        std::fputs(json_ ? (data::tokenize_json(run).dump(2) + "\n").c_str()
+        std::fputs(json_ ? json_result(data::tokenize_json(run), "data tokenize", 0).c_str()
                          : data::render_tokenize_text(run).c_str(),
                    stdout);
         return 0;
@@ -174,7 +174,7 @@ private:
         if (!tok) return print_error("data", tok.status());
         auto summary = data::inspect_shards(prefix_, show_, max_chars_, tok->get());
         if (!summary) return print_error("data", summary.status());
-        std::fputs(json_ ? (data::summary_json(*summary).dump(2) + "\n").c_str()
+        std::fputs(json_ ? json_result(data::summary_json(*summary), "data inspect", 0).c_str()
                          : data::render_summary_text(*summary).c_str(),
                    stdout);
         return 0;
@@ -193,10 +193,11 @@ private:
         }
         auto report = data::verify_shards(prefix_, vocab);
         if (!report) return print_error("data", report.status());
-        std::fputs(json_ ? (data::verify_json(*report).dump(2) + "\n").c_str()
+        const int code = report->problems.empty() ? 0 : 1;
+        std::fputs(json_ ? json_result(data::verify_json(*report), "data verify", code).c_str()
                          : data::render_verify_text(*report).c_str(),
                    stdout);
-        return report->problems.empty() ? 0 : 1;
+        return code;
     }
 
     CLI::App* tokenize_ = nullptr;

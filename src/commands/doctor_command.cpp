@@ -144,9 +144,8 @@ public:
         const std::string format = json_ ? "json" : format_;
         std::string text;
         if (format == "json")
-            text =
-                render_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                "\n";
+            text = json_result(render_json(report), name(),
+                               doctor_exit_code(report.findings, report.strict));
         else if (format == "md")
             text = render_markdown(report, verbose_);
         else

@@ -164,7 +164,9 @@ public:
             const auto rows = compare_machines(in->model, in->job, in->catalog, r);
             const bool any = !rows.empty() && rows.front().plan && rows.front().why_not.empty();
             if (json_)
-                return emit(compare_to_json(rows, r.rank, r.target).dump(2) + "\n", any ? 0 : 1);
+                return emit(
+                    json_result(compare_to_json(rows, r.rank, r.target), name(), any ? 0 : 1),
+                    any ? 0 : 1);
             return emit(render_compare_table(rows, r.rank), any ? 0 : 1);
         }
         Result<Plan> plan = Status{};
@@ -173,12 +175,11 @@ public:
             auto found = minimum_gpus(in->model, in->job, in->catalog, r, why_not);
             if (!found) {
                 if (json_)
-                    return emit(nlohmann::json{{"schema", "trainrig.plan"},
-                                               {"schema_version", 1},
-                                               {"minimum", nullptr},
-                                               {"why_not", why_not}}
-                                        .dump(2) +
-                                    "\n",
+                    return emit(json_result({{"schema", "trainrig.plan"},
+                                             {"schema_version", 1},
+                                             {"minimum", nullptr},
+                                             {"why_not", why_not}},
+                                            name(), 1),
                                 1);
                 return emit(fmt::format("No machine: {}.\n", why_not), 1);
             }
@@ -199,7 +200,7 @@ public:
         if (json_) {
             auto doc = plan_to_json(*plan, r.target);
             if (o_.minimum) doc["minimum"] = plan->machine.gpus;
-            return emit(doc.dump(2) + "\n", code);
+            return emit(json_result(std::move(doc), name(), code), code);
         }
         std::string text = explain_ ? render_plan_explain(*plan) : std::string();
         if (o_.minimum)

@@ -53,7 +53,7 @@ public:
         if (json_) {
             auto doc = render_topo_json(matrix);
             doc["nvml_error"] = nvml_error.empty() ? nlohmann::json() : nlohmann::json(nvml_error);
-            text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+            text = json_result(std::move(doc), name(), 0);
         } else {
             text = render_topo_table(matrix);
             if (!nvml_error.empty()) text += "\nNVML: " + nvml_error + "\n";

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
+#include "core/cancel_signals.h"
 #include "train/communicator.h"
 #include "train/device_run.h"
 #include "train/render_summary.h"
@@ -119,8 +121,14 @@ public:
         if (show) std::fprintf(stderr, "\n");
         if (!result.ok()) return print_error("train", result.status());
         if (c.rank() != 0) return exit_code(*result);
-        const std::string text = json_ ? train::summary_json(o_, *result, c.name())
-                                       : train::summary_text(o_, *result, c.name());
+        std::string text = json_ ? train::summary_json(o_, *result, c.name())
+                                 : train::summary_text(o_, *result, c.name());
+        if (json_) {  // the envelope every command's JSON has (docs/cli.md)
+            auto doc = nlohmann::ordered_json::parse(text);
+            doc["command"] = name();
+            doc["exit_code"] = exit_code(*result);
+            text = doc.dump(2) + "\n";
+        }
         std::fputs(text.c_str(), stdout);
         if (result->stop == train::StopReason::kNonFinite)
             std::fprintf(stderr, "trainrig train: %s.\n", result->message.c_str());
@@ -129,9 +137,9 @@ public:
 
 private:
     static int exit_code(const train::TrainSummary& s) {
-        return s.stop == train::StopReason::kNonFinite || s.stop == train::StopReason::kInterrupted
-                   ? 1
-                   : 0;
+        if (s.stop == train::StopReason::kInterrupted)
+            return 128 + (CancelSignals::received() != 0 ? CancelSignals::received() : SIGINT);
+        return s.stop == train::StopReason::kNonFinite ? 1 : 0;
     }
 
     Status resolve_model() {

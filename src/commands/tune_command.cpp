@@ -110,7 +110,8 @@ public:
         if (apply_->parsed()) return run_apply(rootfs, *profile);
         std::string text;
         if (json_)
-            text = tune::profile_to_json(*profile).dump(2) + "\n";
+            text = json_result(tune::profile_to_json(*profile),
+                               diff_->parsed() ? "tune diff" : "tune show", 0);
         else
             text = diff_->parsed() ? tune::render_diff(*profile) : tune::render_show(*profile);
         if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);

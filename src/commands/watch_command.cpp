@@ -298,7 +298,7 @@ private:
         auto r = build_report(h.value(), db_, now - *period, now);
         if (!r) return print_error("watch report", r.status());
         if (json_)
-            std::fputs((report_json(*r).dump(2) + "\n").c_str(), stdout);
+            std::fputs(json_result(report_json(*r), "watch report", 0).c_str(), stdout);
         else
             std::fputs(render_report_text(*r).c_str(), stdout);
         return 0;
@@ -322,16 +322,22 @@ private:
     int run_once(Watcher& watcher) {
         const auto events = watcher.tick(epoch_now()).events;
         const auto view = watcher.view();
+        const int code = once_exit_code(*view);
         if (json_)
-            std::fputs((view_to_json(*view, events).dump(2) + "\n").c_str(), stdout);
+            std::fputs(json_result(view_to_json(*view, events), "watch", code).c_str(), stdout);
         else
             std::fputs(render_once_table(*view, events).c_str(), stdout);
         if (!textfile_dir_.empty()) write_textfile(*view);
-        if (!view->nvml_problem.empty() && !view->nvml_absent) return 1;
-        for (const auto& g : view->last->gpus)
+        return code;
+    }
+
+    // As doctor: a critical alert is a failed check, a warning fails under --strict; a GPU not
+    // ok or NVML failing (not absent) fails too.
+    int once_exit_code(const WatchView& view) const {
+        if (!view.nvml_problem.empty() && !view.nvml_absent) return 1;
+        for (const auto& g : view.last->gpus)
             if (g.state != GpuState::kOk) return 1;
-        // As doctor: a critical alert is a failed check, a warning fails under --strict.
-        for (const auto& a : view->alerts)
+        for (const auto& a : view.alerts)
             if (a.severity == Severity::kCritical || (strict_ && a.severity == Severity::kWarning))
                 return 1;
         return 0;

@@ -102,8 +102,9 @@ TEST_F(TuneApply, RoundTripIsByteIdenticalAndIdempotent) {
 
 TEST_F(TuneApply, KilledAtEveryStepThenRolledBackIsTheOriginal) {
     // Steps of `apply --only sysctl,limits,nccl` here: 1 backup copy, the manifest, 3 files,
-    // 3 live sysctls, the applied marker.
-    for (int crash = 1; crash <= 9; ++crash) {
+    // 2 live sysctls (swappiness, NUMA balancing: the box's fs.file-max already passes), the
+    // applied marker.
+    for (int crash = 1; crash <= 8; ++crash) {
         fresh();
         auto r = tune("apply --only sysctl,limits,nccl",
                       "TRAINRIG_TUNE_CRASH_AFTER=" + std::to_string(crash));

@@ -128,11 +128,13 @@ TEST(RuleIds, EveryCitedIdExists) {
     for (const char* machine : {"article-box", "hgx-8xh100", "cpu-only"}) {
         auto r = run_trainrig("tune show --json --multi-node --root " + fixture(machine));
         ASSERT_EQ(r.rc, 0) << r.err;
-        for (const auto& x : json::parse(r.out)["settings"]) {
+        const auto profile = json::parse(r.out);  // the loop reads into it: keep it alive
+        for (const auto& x : profile["settings"]) {
             if (!x["rule"].is_null()) {
                 EXPECT_TRUE(ids.count(x["rule"])) << x["rule"];
             }
-            cited_text += x["reason"].get<std::string>() + "\n" + x["source"].get<std::string>();
+            cited_text +=
+                x["reason"].get<std::string>() + "\n" + x["source"].get<std::string>() + "\n";
         }
     }
     for (const char* doc : {"README.md", "docs/tuning.md", "docs/checks.md", "docs/watch.md"})

@@ -10,11 +10,9 @@ std::optional<std::string> driver_unreachable(const Snapshot& s) {
 }
 
 std::optional<std::string> nvml_skip_reason(const Snapshot& s) {
-    if (s.nvml.is_absent()) return "no NVIDIA driver: NVML was not found";
+    if (auto why = driver_unreachable(s)) return "no NVIDIA driver: " + *why;
     if (s.nvml.is_failed()) {
-        const auto code = s.nvml.status().code();
-        if (code == Errc::kNotFound) return "no NVIDIA driver: " + s.nvml.status().message();
-        if (code == Errc::kUnsupported) return s.nvml.status().message();
+        if (s.nvml.status().code() == Errc::kUnsupported) return s.nvml.status().message();
         return std::nullopt;
     }
     if (s.nvml.value().gpus.empty()) return "NVML sees no GPU";

@@ -71,9 +71,10 @@ Result<std::vector<EnvOp>> parse_env_file(std::string_view text, std::string_vie
         if (line.starts_with("export ")) line = trim(line.substr(7));
         auto eq = line.find('=');
         if (eq == std::string_view::npos) return bad("expected NAME=value or unset NAME");
-        auto name = line.substr(0, eq);
+        // Spaces around the name, the '=' and the value are ignored (docs/formats.md).
+        auto name = trim(line.substr(0, eq));
         if (!is_name(name)) return bad("not a variable name");
-        auto value = unquote(line.substr(eq + 1));
+        auto value = unquote(trim(line.substr(eq + 1)));
         if (!value)
             return bad("the value needs a shell (unquoted spaces, $, `, \\ in quotes or ;)");
         ops.push_back({std::string(name), false, *value});

@@ -42,6 +42,18 @@ TEST(LaunchEnvFile, ReadsWhatTuneWrites) {
     EXPECT_FALSE(parse_env_file("1A=x\n", "f").ok());
 }
 
+// docs/formats.md: spaces around the name, the '=' and the value are ignored; a comment after
+// a value is refused, not read differently than bash would read it.
+TEST(EnvFile, SpacesAroundTheEqualsSignAreIgnored) {
+    auto ops = parse_env_file("NCCL_SOCKET_IFNAME = \"ens1f0\"\n  CUDA_X =1 \n", "job.env");
+    ASSERT_TRUE(ops.ok()) << ops.status().message();
+    ASSERT_EQ(ops->size(), 2u);
+    EXPECT_EQ((*ops)[0].name, "NCCL_SOCKET_IFNAME");
+    EXPECT_EQ((*ops)[0].value, "ens1f0");
+    EXPECT_EQ((*ops)[1].value, "1");
+    EXPECT_FALSE(parse_env_file("NCCL_DEBUG=INFO # verbose\n", "f").ok());
+}
+
 TEST(EnvFile, DoubleQuotesExportAndUnsetApplyInOrder) {
     auto ops = parse_env_file(
         "# comment\nexport NCCL_P2P_DISABLE=1\nNCCL_DEBUG=\"WARN\"\nA=1\nunset A\n\n", "e.env");

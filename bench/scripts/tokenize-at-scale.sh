@@ -35,7 +35,7 @@ results = []
 for workers in (1, 2):
     start = time.monotonic()
     r = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", f"{work}/rss", binary, "data", "tokenize", "--input", f"{work}/big.jsonl", "--tokenizer", "gpt2",
-                        "--append-eod", "--output", f"{work}/out", "--workers", str(workers), "--json"],
+                        "--append-eod", "--output-prefix", f"{work}/out", "--workers", str(workers), "--json"],
                        check=True, capture_output=True, text=True)
     wall = time.monotonic() - start
     peak_kib = int(open(f"{work}/rss").read().split()[-1])  # GNU time: maximum resident set, KiB

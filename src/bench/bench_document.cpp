@@ -10,7 +10,7 @@
 namespace trainrig::bench {
 
 int BenchRun::exit_code() const {
-    if (!errors.empty()) return 2;
+    if (!errors.empty() || unavailable) return 2;
     for (const auto& r : records)
         if (judge(r, thresholds) == Verdict::kFail) return 1;
     return 0;
@@ -128,7 +128,7 @@ std::string human_value(double value, const std::string& unit) {
     return fmt::format("{} {}{}", sig3(value), prefix[k], unit);
 }
 
-std::string render_bench_text(const BenchRun& run) {
+std::string render_bench_text(const BenchRun& run, bool verbose) {
     std::string out =
         fmt::format("{:<10} {:<14} {:<16} {:>15} {:>15} {:>6} {:>6}  {}\n", "bench", "measurement",
                     "target", "median", "expected", "ratio", "cv", "status");
@@ -142,6 +142,12 @@ std::string render_bench_text(const BenchRun& run) {
                            r.expected ? human_value(*r.expected, r.unit) : "-",
                            q ? fmt::format("{:.2f}", *q) : "-", 100 * r.cv(), status);
         out += fmt::format("{:<10} {}\n", "", compact(r.params));
+        if (verbose) {
+            std::string samples;
+            for (double v : r.samples)
+                samples += (samples.empty() ? "" : ", ") + human_value(v, r.unit);
+            out += fmt::format("{:<10} samples: {}\n", "", samples);
+        }
     }
     for (const auto& s : run.skipped) out += fmt::format("{:<10} skipped: {}\n", s.bench, s.text);
     for (const auto& e : run.errors) out += fmt::format("{:<10} error: {}\n", e.bench, e.text);

@@ -23,8 +23,10 @@ struct BenchRun {
     };
     std::vector<Note> skipped;  // did not apply here: the reason
     std::vector<Note> errors;   // applied, but could not run: the error sentence
+    bool unavailable = false;   // a benchmark named on the command line was skipped
 
-    // 2 if a benchmark could not run, else 1 if a measurement failed, else 0.
+    // 2 if a benchmark could not run (or one asked for by name was skipped), else 1 if a
+    // measurement failed, else 0.
     int exit_code() const;
 };
 
@@ -32,7 +34,8 @@ nlohmann::json record_json(const BenchRecord& r, const Thresholds& t);
 // The measurement part of a record (no verdict): from the GPU plugin or a baseline document.
 Result<BenchRecord> record_from_json(const nlohmann::json& j);
 nlohmann::json bench_document(const BenchRun& run);
-std::string render_bench_text(const BenchRun& run);
+// `verbose`: every sample under its measurement.
+std::string render_bench_text(const BenchRun& run, bool verbose = false);
 
 // A figure in the unit people read: 21.3 GB/s, 771 TFLOP/s, 254 kIO/s, 2.08 Mtokens/s.
 std::string human_value(double value, const std::string& unit);

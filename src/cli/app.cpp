@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cli/command.h"
@@ -94,6 +95,10 @@ int run_cli(int argc, const char* const* argv) {
                      help_topic.c_str());
         return 2;
     }
+    // TRAINRIG_PARSE_ONLY=1: check a command line (every option and value) and run nothing,
+    // for scripts that validate a long job's flags before it is queued (docs/cli.md).
+    if (const char* p = std::getenv("TRAINRIG_PARSE_ONLY"); p != nullptr && std::string(p) == "1")
+        return 0;
     for (auto& [sub, c] : subs)
         if (sub->parsed()) return c->run(global);
 

@@ -1,7 +1,11 @@
 // Shared option declarations and output writing; see shared_options.h.
 #include "cli/shared_options.h"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 
 #include "core/atomic_file.h"
@@ -45,6 +49,60 @@ void declare_output_options(CLI::App& app, OutputOptions& opts) {
                    "Write to FILE (replaced atomically: readers never see half a file) instead of "
                    "stdout; - is stdout")
         ->type_name("FILE");
+}
+
+void declare_json_option(CLI::App& app, bool& json, std::string_view schema) {
+    app.add_flag("--json", json,
+                 fmt::format("Write the result as JSON (schema {}; docs/formats.md)", schema));
+}
+
+void declare_verbose_option(CLI::App& app, bool& verbose, std::string_view adds) {
+    app.add_flag("-v,--verbose", verbose, fmt::format("More detail: {}", adds));
+}
+
+void declare_gpu_selection(CLI::App& app, std::vector<int>& gpus) {
+    app.add_option_function<std::vector<std::string>>(
+           "--gpus",
+           [&gpus](const std::vector<std::string>& items) {
+               gpus.clear();
+               if (items.size() == 1 && items[0] == "all") return;
+               for (const auto& item : items) {
+                   int index = -1;
+                   const auto* end = item.data() + item.size();
+                   const auto [p, ec] = std::from_chars(item.data(), end, index);
+                   if (ec != std::errc() || p != end || index < 0 || index > 4095)
+                       throw CLI::ValidationError(
+                           "--gpus", fmt::format("'{}' is not a GPU index (give all or CUDA "
+                                                 "indices such as 0,1,3)",
+                                                 item));
+                   if (std::find(gpus.begin(), gpus.end(), index) != gpus.end())
+                       throw CLI::ValidationError("--gpus",
+                                                  fmt::format("GPU {} is named twice", index));
+                   gpus.push_back(index);
+               }
+           },
+           kGpuSelectionHelp)
+        ->delimiter(',')
+        ->type_name("all|LIST");
+}
+
+void declare_renamed_option(CLI::App& app, const std::string& old_name, const std::string& new_name,
+                            std::string_view why) {
+    const std::string message =
+        fmt::format("{} is now {} ({})", old_name, new_name, std::string(why));
+    app.add_option_function<std::string>(
+           old_name, [message](const std::string&) { throw CLI::ValidationError(message); },
+           "Renamed: " + new_name)
+        ->group("");  // not in --help
+}
+
+void declare_help_footer(CLI::App& app, std::initializer_list<std::string_view> examples,
+                         std::string_view more) {
+    std::string text = "\nExamples:\n";
+    for (auto e : examples) text += fmt::format("  {}\n", e);
+    if (!more.empty()) text += fmt::format("\n{}", more);
+    if (!text.ends_with('\n')) text += '\n';
+    app.footer(text);
 }
 
 std::string json_result(nlohmann::json doc, std::string_view command, int exit_code) {

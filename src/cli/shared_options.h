@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "probe/collect.h"
 
@@ -26,6 +27,24 @@ void declare_root_options(CLI::App& app, CollectOptions& opts);
 // Those, plus --data-dir and --env-file: what doctor and collect judge.
 void declare_machine_options(CLI::App& app, CollectOptions& opts);
 void declare_output_options(CLI::App& app, OutputOptions& opts);
+
+// The options of the CLI contract (docs/cli.md), declared here so that one flag name has one
+// meaning and one help text on every command:
+//   --json    the result as one JSON document of `schema` (with the envelope of json_result);
+//   -v        more of the evidence behind the result; `adds` says what, for this command;
+//   --gpus    a GPU selection, never a count: `all` (empty) or CUDA indices `0,1,3`.
+inline constexpr const char* kGpuSelectionHelp =
+    "GPUs to use: all (default: every GPU CUDA sees, as CUDA_VISIBLE_DEVICES narrows them) or "
+    "CUDA indices, comma-separated (0,1,3)";
+void declare_json_option(CLI::App& app, bool& json, std::string_view schema);
+void declare_verbose_option(CLI::App& app, bool& verbose, std::string_view adds);
+void declare_gpu_selection(CLI::App& app, std::vector<int>& gpus);
+// An option that took another name: typing the old one is an error naming the new one.
+void declare_renamed_option(CLI::App& app, const std::string& old_name, const std::string& new_name,
+                            std::string_view why);
+// The help footer: examples (each a command line, optionally "  # comment"), then `more`.
+void declare_help_footer(CLI::App& app, std::initializer_list<std::string_view> examples,
+                         std::string_view more = {});
 
 // A command's JSON result as every command writes it (docs/cli.md): the document's own fields
 // plus `trainrig_version`, `command` ("doctor", "tune show") and `exit_code`, two-space

@@ -37,19 +37,34 @@ public:
     void declare(CLI::App& app) override {
         app.require_subcommand(1);
         list_ = app.add_subcommand("list", "Show every benchmark and whether it can run here");
-        list_->add_flag("--json", json_, "Write JSON");
+        declare_json_option(*list_, json_, "trainrig.bench.list");
+        declare_output_options(*list_, output_);
+        declare_verbose_option(*list_, verbose_,
+                               "the machine facts expectations are chosen by (CPU model, "
+                               "virtualisation, memory, GPUs)");
+        declare_help_footer(*list_, {"trainrig bench list", "trainrig bench list -v --json"});
 
         run_ = app.add_subcommand("run", "Run benchmarks by name (or `all`)");
         run_->add_option("names", names_, "Benchmarks to run (see `trainrig bench list`)")
             ->required()
             ->expected(1, -1);
         run_->add_flag("--quick", o_.quick, "Smaller sizes and fewer repeats");
-        run_->add_flag("--json", json_, "Write trainrig.bench JSON");
+        declare_json_option(*run_, json_, "trainrig.bench");
         declare_output_options(*run_, output_);
+        declare_verbose_option(*run_, verbose_, "every timed sample of each measurement");
+        declare_help_footer(
+            *run_,
+            {"trainrig bench run cpu-mem storage --data-dir /data   # median, expected, ratio",
+             "trainrig bench run all --data-dir /data --json -o golden.json",
+             "trainrig bench run all --data-dir /data --baseline golden.json",
+             "trainrig bench run gpu-gemm --gpus 0,1 -v"},
+            "A benchmark named on the command line that cannot run here exits 2; `all` runs "
+            "what can and lists the rest as skipped. Method: docs/METHODOLOGY.md.");
         run_->add_option("--repeats", o_.repeats,
                          "Timed repeats per measurement (default: per "
                          "benchmark)")
-            ->check(CLI::Range(1, 1000));
+            ->check(CLI::Range(1, 1000))
+            ->envname("TRAINRIG_BENCH_REPEATS");
         run_->add_option("--pass-ratio", thresholds_.pass,
                          "Pass at or above this fraction of the expected value (default 0.9)");
         run_->add_option("--warn-ratio", thresholds_.warn,
@@ -66,12 +81,14 @@ public:
         host->add_option("--array-bytes", o_.array_bytes,
                          "cpu-mem: bytes per array, e.g. 2G (default: 4x the last-level cache, at "
                          "least 256M, at most an eighth of the memory for all three)")
-            ->transform(CLI::AsSizeValue(false));
+            ->transform(CLI::AsSizeValue(false))
+            ->envname("TRAINRIG_BENCH_ARRAY_BYTES");
         host->add_option("--data-dir", o_.data_dir, "storage: a directory on the disk to measure")
             ->check(CLI::ExistingDirectory);
         host->add_option("--file-size", o_.file_bytes,
                          "storage: test file size, e.g. 8G (default 4G, --quick 1G)")
-            ->transform(CLI::AsSizeValue(false));
+            ->transform(CLI::AsSizeValue(false))
+            ->envname("TRAINRIG_BENCH_FILE_SIZE");
         host->add_option("--io-engine", o_.io_engine, "storage: auto, io_uring or threads")
             ->check(CLI::IsMember({"auto", "io_uring", "threads"}));
         host->add_option("--seq-depth", o_.seq_depth, "storage: 1 MiB reads in flight (default 8)")
@@ -81,12 +98,11 @@ public:
             ->check(CLI::Range(1, 4096));
         host->add_option("--seconds", o_.seconds,
                          "storage: seconds per sample (default 5); burn: run length (default 30)")
-            ->check(CLI::Range(0.1, 86400.0));
+            ->check(CLI::Range(0.1, 86400.0))
+            ->envname("TRAINRIG_BENCH_SECONDS");
 
         auto* gpu = run_->add_option_group("gpu", "GPU benchmarks");
-        gpu->add_option("--gpus", o_.gpus, "GPU indices to measure (default: all)")
-            ->delimiter(',')
-            ->check(CLI::Range(0, 1023));
+        declare_gpu_selection(*gpu, o_.gpus);
 
         auto* data = run_->add_option_group("data", "tokenizer and loader");
         data->add_option("--tokenizer", o_.tokenizer, "tokenizer: preset name or file");
@@ -111,9 +127,11 @@ public:
         train->add_option("--train-model", o_.train_model,
                           "train: tiny (default), gpt2, gpt2-medium, gpt2-large or gpt2-xl");
         train->add_option("--train-seq", o_.train_seq, "train: sequence length (default 256)")
-            ->check(CLI::Range(1, 1024));
+            ->check(CLI::Range(1, 1024))
+            ->envname("TRAINRIG_BENCH_TRAIN_SEQ");
         train->add_option("--train-batch", o_.train_batch, "train: sequences per step (default 4)")
-            ->check(CLI::Range(1, 65536));
+            ->check(CLI::Range(1, 65536))
+            ->envname("TRAINRIG_BENCH_TRAIN_BATCH");
     }
 
     int run(const GlobalOptions&) override {
@@ -160,6 +178,9 @@ public:
         bool ran_gpu = false;
         for (auto* b : chosen) {
             if (std::string why = b->skip_reason(ctx); !why.empty()) {
+                // Asked for by name, it could not run: exit 2, as any input that cannot be used.
+                if (std::find(names_.begin(), names_.end(), b->id()) != names_.end())
+                    result.unavailable = true;
                 result.skipped.push_back({b->id(), std::move(why)});
                 continue;
             }
@@ -180,7 +201,7 @@ public:
 
         const std::string text =
             json_ ? json_result(bench::bench_document(result), "bench run", result.exit_code())
-                  : bench::render_bench_text(result);
+                  : bench::render_bench_text(result, verbose_);
         if (auto s = write_output(output_, text); !s.ok()) return print_error("bench", s);
         return result.exit_code();
     }
@@ -200,12 +221,18 @@ private:
             text += fmt::format("{:<10} {}\n{:<10} {}\n", b->id(), b->description(), "",
                                 why.empty() ? "ready" : "skipped here: " + why);
         }
-        const std::string out = json_ ? json_result({{"schema", "trainrig.bench.list"},
-                                                     {"schema_version", 1},
-                                                     {"benchmarks", rows}},
-                                                    "bench list", 0)
-                                      : text;
-        std::fputs(out.c_str(), stdout);
+        const auto machine = verbose_ ? bench::collect_machine_facts() : nlohmann::json();
+        nlohmann::json doc = {
+            {"schema", "trainrig.bench.list"}, {"schema_version", 1}, {"benchmarks", rows}};
+        if (verbose_) {
+            doc["machine"] = machine;
+            text += "\nmachine (expectations are chosen by these):\n";
+            for (const auto& [key, value] : machine.items())
+                text += fmt::format("  {:<22} {}\n", key,
+                                    value.is_string() ? value.get<std::string>() : value.dump());
+        }
+        const std::string out = json_ ? json_result(std::move(doc), "bench list", 0) : text;
+        if (auto s = write_output(output_, out); !s.ok()) return print_error("bench", s);
         return 0;
     }
 
@@ -216,7 +243,7 @@ private:
     bench::Thresholds thresholds_;
     std::string baseline_;
     OutputOptions output_;
-    bool json_ = false;
+    bool json_ = false, verbose_ = false;
 };
 
 }  // namespace

@@ -58,11 +58,16 @@ public:
         tokenize_->add_flag("--allow-special", t_.allow_special,
                             "Special-token strings in the text become special tokens (default: "
                             "encoded as text)");
-        tokenize_->add_option("--output", output_prefix_, "Output prefix (PREFIX.bin, PREFIX.idx)")
+        tokenize_
+            ->add_option("--output-prefix", output_prefix_,
+                         "Where the shards go: PREFIX.bin and PREFIX.idx (Megatron), "
+                         "PREFIX_000000.bin ... (llm.c); folders are made")
             ->required()
             ->type_name("PREFIX");
-        tokenize_->add_option("--format", format_, "megatron (default) or llmc")
+        tokenize_->add_option("--shard-format", format_, "megatron (default) or llmc")
             ->check(CLI::IsMember({"megatron", "llmc"}));
+        declare_renamed_option(*tokenize_, "--format", "--shard-format",
+                               "--format is a report's format on other commands");
         tokenize_->add_option("--shard-tokens", shard_tokens_,
                               "llmc: tokens per shard (default 100,000,000)");
         tokenize_->add_option("--workers", workers_, "Encoding threads (default: all cores)")
@@ -75,8 +80,19 @@ public:
             ->add_option("--on-error", on_error_,
                          "fail (default: stop, write nothing) or skip (count and report)")
             ->check(CLI::IsMember({"fail", "skip"}));
-        tokenize_->add_flag("--json", json_, "Write the summary as JSON (trainrig.data.tokenize)");
         tokenize_->add_flag("--no-progress", no_progress_, "No progress line on a terminal");
+        declare_json_option(*tokenize_, json_, "trainrig.data.tokenize");
+        declare_verbose_option(*tokenize_, verbose_,
+                               "records and bytes read, tokens per document, bytes per token");
+        declare_help_footer(
+            *tokenize_,
+            {"trainrig data tokenize --input corpus.jsonl.zst --tokenizer gpt2 --append-eod "
+             "--output-prefix data/train",
+             "trainrig data tokenize --input a.jsonl b.jsonl --tokenizer llama3 --template "
+             "'{instruction}\\n{output}' --output-prefix sft",
+             "trainrig data tokenize --input corpus.jsonl --tokenizer gpt2 --append-eod "
+             "--shard-format llmc --output-prefix llmc/train"},
+            "Formats and tokenizers: docs/data.md.");
 
         inspect_ = app.add_subcommand("inspect", "Documents, tokens, length histogram, samples");
         verify_ = app.add_subcommand("verify", "Structural checks and token range");
@@ -85,8 +101,18 @@ public:
                 ->required();
             sub->add_option("--tokenizer", tokenizer_spec_,
                             "Tokenizer (default: the one recorded in PREFIX.meta.json)");
-            sub->add_flag("--json", json_, "Write JSON");
+            declare_output_options(*sub, output_);
         }
+        declare_output_options(*tokenize_, output_);
+        declare_json_option(*inspect_, json_, "trainrig.data.inspect");
+        declare_json_option(*verify_, json_, "trainrig.data.verify");
+        declare_verbose_option(*inspect_, verbose_, "every file of the dataset with its size");
+        declare_verbose_option(*verify_, verbose_,
+                               "every file with its size, the largest token id and the limit");
+        declare_help_footer(*inspect_, {"trainrig data inspect data/train --show 5",
+                                        "trainrig data inspect llmc/train_000000.bin --json"});
+        declare_help_footer(*verify_, {"trainrig data verify data/train   # exit 1 on a problem",
+                                       "trainrig data verify llmc/train --vocab-size 50257 -v"});
         inspect_->add_option("--show", show_, "Documents to decode (default 3)");
         inspect_->add_option("--max-chars", max_chars_,
                              "Characters shown per document (default 400)");
@@ -120,7 +146,8 @@ private:
         if (!tokenizer) return print_error("data", tokenizer.status());
         const data::Tokenizer& tok = **tokenizer;
 
-        // `--output tok/train` as the README writes it: the folder is made, as `mkdir -p` would.
+        // `--output-prefix tok/train` as the README writes it: the folder is made, as `mkdir -p`
+        // would.
         if (const auto dir = std::filesystem::path(output_prefix_).parent_path(); !dir.empty()) {
             std::error_code ec;
             std::filesystem::create_directories(dir, ec);
@@ -156,10 +183,22 @@ private:
                                        data::meta_json(run).dump(2) + "\n");
             !s.ok())
             return print_error("data", s);
-        std::fputs(json_ ? json_result(data::tokenize_json(run), "data tokenize", 0).c_str()
-                         : data::render_tokenize_text(run).c_str(),
-                   stdout);
-        return 0;
+        std::vector<std::string> warnings;
+        if (format_ == "llmc" && !t_.append_eod)
+            warnings.push_back(
+                "llm.c shards mark documents only by the end-of-text token, and --append-eod "
+                "was not given: the documents run into each other");
+        for (const auto& w : warnings) std::fprintf(stderr, "trainrig data: %s.\n", w.c_str());
+        std::string text;
+        if (json_) {
+            auto doc = data::tokenize_json(run);
+            doc["warnings"] = warnings;
+            text = json_result(std::move(doc), "data tokenize", 0);
+        } else {
+            text = data::render_tokenize_text(run);
+            if (verbose_) text += tokenize_detail(*stats);
+        }
+        return emit(text, 0);
     }
 
     Result<std::shared_ptr<const data::Tokenizer>> tokenizer_for(const std::string& prefix) {
@@ -174,10 +213,10 @@ private:
         if (!tok) return print_error("data", tok.status());
         auto summary = data::inspect_shards(prefix_, show_, max_chars_, tok->get());
         if (!summary) return print_error("data", summary.status());
-        std::fputs(json_ ? json_result(data::summary_json(*summary), "data inspect", 0).c_str()
-                         : data::render_summary_text(*summary).c_str(),
-                   stdout);
-        return 0;
+        return emit(json_ ? json_result(data::summary_json(*summary), "data inspect", 0)
+                          : data::render_summary_text(*summary) +
+                                (verbose_ ? file_sizes(summary->files) : ""),
+                    0);
     }
 
     int run_verify() {
@@ -194,9 +233,46 @@ private:
         auto report = data::verify_shards(prefix_, vocab);
         if (!report) return print_error("data", report.status());
         const int code = report->problems.empty() ? 0 : 1;
-        std::fputs(json_ ? json_result(data::verify_json(*report), "data verify", code).c_str()
-                         : data::render_verify_text(*report).c_str(),
-                   stdout);
+        std::string text;
+        if (json_) {
+            text = json_result(data::verify_json(*report), "data verify", code);
+        } else {
+            text = data::render_verify_text(*report);
+            if (verbose_) {
+                text += file_sizes(report->files);
+                text += fmt::format("largest token id {}, limit {}\n", report->max_token,
+                                    report->vocab_size
+                                        ? fmt::format("< {}", *report->vocab_size)
+                                        : std::string("unknown (no tokenizer, no --vocab-size)"));
+            }
+        }
+        return emit(text, code);
+    }
+
+    static std::string tokenize_detail(const data::TokenizeStats& s) {
+        const auto per = [](uint64_t a, uint64_t b) {
+            return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+        };
+        return fmt::format(
+            "  read {} records, {} bytes decompressed ({} on disk), {} bytes of text\n"
+            "  {:.1f} tokens per document, {:.2f} bytes of text per token\n",
+            s.records, s.input_bytes, s.file_bytes_total, s.text_bytes, per(s.tokens, s.documents),
+            per(s.text_bytes, s.tokens));
+    }
+
+    static std::string file_sizes(const std::vector<std::string>& files) {
+        std::string out = "files:\n";
+        for (const auto& f : files) {
+            std::error_code ec;
+            const auto size = std::filesystem::file_size(f, ec);
+            out += ec ? fmt::format("  {} (size unknown: {})\n", f, ec.message())
+                      : fmt::format("  {} {} bytes\n", f, size);
+        }
+        return out;
+    }
+
+    int emit(const std::string& text, int code) {
+        if (auto s = write_output(output_, text); !s.ok()) return print_error("data", s);
         return code;
     }
 
@@ -209,7 +285,8 @@ private:
     uint64_t shard_tokens_ = 100'000'000;
     unsigned workers_ = 0;
     size_t show_ = 3, max_chars_ = 400, vocab_size_ = 0;
-    bool json_ = false, no_progress_ = false;
+    bool json_ = false, no_progress_ = false, verbose_ = false;
+    OutputOptions output_;
 };
 
 }  // namespace

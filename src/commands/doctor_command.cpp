@@ -9,6 +9,7 @@
 #include "commands/print_error.h"
 #include "core/root_fs.h"
 #include "core/terminal.h"
+#include "core/text.h"
 #include "core/user_file.h"
 #include "doctor/report.h"
 #include "doctor/stack_lock.h"
@@ -67,15 +68,15 @@ public:
         app.add_option("--format", format_, "Output format")
             ->check(CLI::IsMember({"table", "json", "md"}))
             ->default_str("table");
-        app.add_flag("--json", json_, "Same as --format json");
-        app.add_flag("-v,--verbose", verbose_, "Show evidence and remedy under each finding");
+        declare_json_option(app, json_, "trainrig.doctor; with --list trainrig.doctor.checks");
+        declare_verbose_option(app, verbose_, "the evidence and the remedy under each finding");
         app.add_option("--only", selection_.only, "Run only these checks (comma-separated ids)")
             ->delimiter(',')
             ->type_name("ID,...");
         app.add_option("--skip", selection_.skip, "Do not run these checks (comma-separated ids)")
             ->delimiter(',')
             ->type_name("ID,...");
-        app.add_flag("--strict", strict_, "Exit 1 on warnings too");
+        app.add_flag("--strict", strict_, "Exit 1 on a warning too");
         app.add_option(
                "--expect-gpus", expect_gpus_,
                "Number of GPUs this machine should have (firmware can hide some from the bus)")
@@ -87,14 +88,17 @@ public:
                        "(`trainrig tune lock`), as check stack.drift")
             ->type_name("FILE");
         app.add_flag("--list", list_, "List the checks and exit");
-        app.footer(checks_footer());
+        declare_help_footer(
+            app,
+            {"trainrig doctor -v                      # evidence and remedy under each finding",
+             "trainrig doctor --json -o report.json   # the trainrig.doctor document",
+             "trainrig doctor --data-dir /data --expect-gpus 8 --strict",
+             "trainrig doctor --snapshot node07.json  # a snapshot from `trainrig collect`"},
+            checks_footer());
     }
 
     int run(const GlobalOptions& global) override {
-        if (list_) {
-            std::fputs(checks_footer().c_str(), stdout);
-            return 0;
-        }
+        if (list_) return list_checks();
         if (auto s = check_ids(selection_.only, "--only"); !s.ok()) return print_error(name(), s);
         if (auto s = check_ids(selection_.skip, "--skip"); !s.ok()) return print_error(name(), s);
         // With --snapshot the machine options make no sense on the command line; from the
@@ -156,6 +160,26 @@ public:
     }
 
 private:
+    int list_checks() {
+        std::string text;
+        if (json_ || format_ == "json") {
+            nlohmann::json checks = nlohmann::json::array();
+            for (const auto& r : all_rules())
+                checks.push_back({{"id", r.id}, {"title", r.title}, {"refs", r.refs}});
+            text = json_result({{"schema", "trainrig.doctor.checks"},
+                                {"schema_version", 1},
+                                {"checks", std::move(checks)}},
+                               "doctor --list", 0);
+        } else {
+            text = checks_footer();
+            if (verbose_)
+                for (const auto& r : all_rules())
+                    text += fmt::format("\n{}\n  {}\n", r.id, join(r.refs, "\n  "));
+        }
+        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
+        return 0;
+    }
+
     CollectOptions collect_;
     OutputOptions output_;
     std::optional<std::string> snapshot_;

@@ -13,11 +13,11 @@
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
+#include "core/env_file.h"
 #include "core/root_fs.h"
 #include "core/text.h"
 #include "core/user_file.h"
 #include "launch/binding.h"
-#include "core/env_file.h"
 #include "probe/collect.h"
 #include "tune/profile.h"
 
@@ -54,11 +54,7 @@ public:
                "GPU's NUMA node";
     }
     void declare(CLI::App& app) override {
-        app.add_option("--gpus", gpus_,
-                       "GPUs the job uses, CUDA indices in PCI order (default: "
-                       "all, or CUDA_VISIBLE_DEVICES)")
-            ->delimiter(',')
-            ->type_name("LIST");
+        declare_gpu_selection(app, gpus_);
         app.add_option("--numa", numa_, "auto (bind each rank to its GPU's node) or none")
             ->check(CLI::IsMember({"auto", "none"}))
             ->default_str("auto");
@@ -75,8 +71,22 @@ public:
         torchrun->excludes(mpirun)->excludes(srun);
         mpirun->excludes(srun);
         app.add_flag("--print", print_, "Show the binding, environment and command; run nothing");
-        app.add_option("--root", root_, "Read the topology from a machine tree (with --print)")
+        app.add_option("--root", root_,
+                       "Read the machine under DIR instead of / (with --print: nothing runs "
+                       "inside a machine tree)")
             ->type_name("DIR");
+        declare_output_options(app, output_);
+        declare_json_option(app, json_, "trainrig.launch; with --print");
+        declare_verbose_option(app, verbose_,
+                               "each GPU's PCI address, NUMA node and CPUs the binding was "
+                               "chosen from; without --print, all of it on stderr before running");
+        declare_help_footer(
+            app,
+            {"trainrig launch --torchrun -- python train.py   # one rank per GPU, NUMA-bound",
+             "trainrig launch --mpirun --gpus 4,5,6,7 -- ./train",
+             "trainrig launch --print --json -- python train.py"},
+            "The environment is /etc/trainrig/nccl.env (written by `trainrig tune apply`) unless "
+            "--env-file or --no-env-file says otherwise; docs/tuning.md.");
         app.add_option("command", command_, "The command and its arguments, after --")
             ->expected(-1);
     }
@@ -90,6 +100,9 @@ public:
             return print_error(name(), {Errc::kInvalidInput,
                                         "--root reads a machine tree, where nothing can run; add "
                                         "--print"});
+        if ((json_ || output_.output) && !print_)
+            return print_error(name(), {Errc::kInvalidInput,
+                                        "--json and -o write what --print shows; add --print"});
         CollectOptions collect;
         collect.root = root_;
         collect.stack = false;
@@ -139,16 +152,25 @@ public:
             ops.push_back({"CUDA_VISIBLE_DEVICES", false, join(ids, ",")});
         }
         if (print_) {
-            std::string out = "binding: " + binding->why + "\n";
-            if (!env_source.empty()) out += "environment from " + env_source + ":\n";
-            for (const auto& op : ops)
-                out += op.unset ? "  unset " + op.name + "\n"
-                                : "  " + op.name + "=" + shell_quote(op.value) + "\n";
-            out += "exec:";
-            for (const auto& w : command_) out += " " + shell_quote(w);
-            std::fputs((out + "\n").c_str(), stdout);
-            return 0;
+            if (json_) {
+                nlohmann::json set = nlohmann::json::object(), unset = nlohmann::json::array();
+                for (const auto& op : ops)
+                    op.unset ? unset.push_back(op.name) : void(set[op.name] = op.value);
+                return emit(json_result(
+                    {{"schema", "trainrig.launch"},
+                     {"schema_version", 1},
+                     {"binding", binding->why},
+                     {"gpus", binding->gpus},
+                     {"environment_file",
+                      env_source.empty() ? nlohmann::json() : nlohmann::json(env_source)},
+                     {"set", set},
+                     {"unset", unset},
+                     {"argv", command_}},
+                    "launch --print", 0));
+            }
+            return emit(describe(binding->why, env_source, ops, places));
         }
+        if (verbose_) std::fputs(describe(binding->why, env_source, ops, places).c_str(), stderr);
         for (const auto& op : ops)
             op.unset ? ::unsetenv(op.name.c_str()) : ::setenv(op.name.c_str(), op.value.c_str(), 1);
         if (auto s = apply_binding(*binding); !s.ok()) return print_error(name(), s);
@@ -157,6 +179,29 @@ public:
     }
 
 private:
+    // `places` are listed with -v: the GPUs the binding was chosen from.
+    std::string describe(const std::string& why, const std::string& env_source,
+                         const std::vector<EnvOp>& ops, const std::vector<GpuPlace>& places) const {
+        std::string out = "binding: " + why + "\n";
+        if (verbose_)
+            for (const auto& p : places)
+                out += fmt::format("  GPU {} at {}: NUMA node {}, CPUs {}\n", p.index, p.address,
+                                   p.node >= 0 ? std::to_string(p.node) : "unknown",
+                                   p.cpus.empty() ? "unknown" : p.cpus);
+        if (!env_source.empty()) out += "environment from " + env_source + ":\n";
+        for (const auto& op : ops)
+            out += op.unset ? "  unset " + op.name + "\n"
+                            : "  " + op.name + "=" + shell_quote(op.value) + "\n";
+        out += "exec:";
+        for (const auto& w : command_) out += " " + shell_quote(w);
+        return out + "\n";
+    }
+
+    int emit(const std::string& text) {
+        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
+        return 0;
+    }
+
     int run_launcher(const std::vector<GpuPlace>& places, std::vector<int> selected) {
         if (selected.empty())
             for (const auto& p : places) selected.push_back(p.index);
@@ -179,13 +224,19 @@ private:
         if (env_file_) argv.insert(argv.end(), {"--env-file", *env_file_});
         argv.push_back("--");
         argv.insert(argv.end(), command_.begin(), command_.end());
-        if (print_) {
-            std::string out = fmt::format(
-                "ranks: {} (one per GPU {}), each binding itself\nexec:", n, join(ids, ","));
-            for (const auto& w : argv) out += " " + shell_quote(w);
-            std::fputs((out + "\n").c_str(), stdout);
-            return 0;
-        }
+        std::string out = fmt::format("ranks: {} (one per GPU {}), each binding itself\nexec:", n,
+                                      join(ids, ","));
+        for (const auto& w : argv) out += " " + shell_quote(w);
+        out += "\n";
+        if (print_ && json_)
+            return emit(json_result({{"schema", "trainrig.launch"},
+                                     {"schema_version", 1},
+                                     {"ranks", selected.size()},
+                                     {"gpus", selected},
+                                     {"argv", argv}},
+                                    "launch --print", 0));
+        if (print_) return emit(out);
+        if (verbose_) std::fputs(out.c_str(), stderr);
         return exec(argv);
     }
 
@@ -204,6 +255,8 @@ private:
     bool no_env_file_ = false, torchrun_ = false, mpirun_ = false, srun_ = false, print_ = false;
     std::string root_ = "/";
     std::vector<std::string> command_;
+    OutputOptions output_;
+    bool json_ = false, verbose_ = false;
 };
 
 }  // namespace

@@ -18,7 +18,8 @@ namespace {
 
 using namespace trainrig::plan;
 
-std::string catalogs_text() {
+// `verbose`: where each model's architecture and each GPU's and link's figures come from.
+std::string catalogs_text(bool verbose) {
     std::string out = "Models (--model):\n";
     for (const auto& m : model_catalog()) {
         const auto p = count_params(m);
@@ -26,21 +27,69 @@ std::string catalogs_text() {
             fmt::format("  {:<14} {:<18} {:>15} params  L{} h{} heads {}/{} ffn {} {} vocab {}\n",
                         m.id, m.name, grouped(p.total), m.layers, m.hidden, m.heads, m.kv_heads,
                         m.ffn, ffn_type_name(m.ffn_type), m.vocab);
+        if (verbose) out += fmt::format("  {:<14} source: {}\n", "", m.source);
     }
     const auto hw = builtin_hardware();
     out += "\nGPUs (--gpu; dense TFLOP/s):\n";
-    for (const auto& g : hw.gpus)
+    for (const auto& g : hw.gpus) {
         out += fmt::format(
             "  {:<14} {:<20} bf16 {:>6.1f}  fp8 {:>6.1f}  {:>5.1f} GiB  {:>4.2f} TB/s  "
             "{:>4.0f} W  {:<16} {}\n",
             g.id, g.name, g.tflops_bf16, g.tflops_fp8, g.memory_bytes / (1024.0 * 1024 * 1024),
             g.hbm_bytes_per_s / 1e12, g.tdp_watts, g.intra_link,
             g.usd_per_gpu_hour > 0 ? fmt::format("${:.2f}/h", g.usd_per_gpu_hour) : "no price");
+        if (verbose) out += fmt::format("  {:<14} source: {}\n", "", g.source);
+    }
     out += "\nLinks (--intra, --inter):\n";
-    for (const auto& l : hw.links)
+    for (const auto& l : hw.links) {
         out += fmt::format("  {:<16} {:<48} {:>5.1f} GB/s x {:.2f}\n", l.id, l.name,
                            l.bytes_per_s / 1e9, l.efficiency);
+        if (verbose) out += fmt::format("  {:<16} source: {}\n", "", l.source);
+    }
     return out;
+}
+
+nlohmann::json catalogs_json() {
+    nlohmann::json models = nlohmann::json::array(), gpus = nlohmann::json::array(),
+                   links = nlohmann::json::array();
+    for (const auto& m : model_catalog())
+        models.push_back({{"id", m.id},
+                          {"name", m.name},
+                          {"params", count_params(m).total},
+                          {"layers", m.layers},
+                          {"hidden", m.hidden},
+                          {"heads", m.heads},
+                          {"kv_heads", m.kv_heads},
+                          {"ffn", m.ffn},
+                          {"ffn_type", ffn_type_name(m.ffn_type)},
+                          {"vocab", m.vocab},
+                          {"source", m.source}});
+    const auto hw = builtin_hardware();
+    for (const auto& g : hw.gpus)
+        gpus.push_back(
+            {{"id", g.id},
+             {"name", g.name},
+             {"bf16_tflops", g.tflops_bf16},
+             {"fp8_tflops", g.tflops_fp8},
+             {"memory_bytes", g.memory_bytes},
+             {"hbm_bytes_per_s", g.hbm_bytes_per_s},
+             {"tdp_watts", g.tdp_watts},
+             {"intra_link", g.intra_link},
+             {"inter_link", g.inter_link},
+             {"usd_per_gpu_hour", g.usd_per_gpu_hour > 0 ? nlohmann::json(g.usd_per_gpu_hour)
+                                                         : nlohmann::json(nullptr)},
+             {"source", g.source}});
+    for (const auto& l : hw.links)
+        links.push_back({{"id", l.id},
+                         {"name", l.name},
+                         {"bytes_per_s", l.bytes_per_s},
+                         {"efficiency", l.efficiency},
+                         {"source", l.source}});
+    return {{"schema", "trainrig.plan.catalog"},
+            {"schema_version", 1},
+            {"models", models},
+            {"gpus", gpus},
+            {"links", links}};
 }
 
 class PlanCommand : public Command {
@@ -70,9 +119,12 @@ public:
         app.add_option("--gpu", o.gpu, "GPU id (several, comma-separated, with --compare)")
             ->delimiter(',')
             ->type_name("ID");
-        app.add_option("--gpus", o.gpus, "GPU count (several, comma-separated, with --compare)")
+        app.add_option("--gpu-count", o.gpu_count,
+                       "How many GPUs (several, comma-separated, with --compare)")
             ->delimiter(',')
             ->type_name("N");
+        declare_renamed_option(app, "--gpus", "--gpu-count",
+                               "--gpus selects GPUs on every command; plan takes a count");
         app.add_option("--gpus-per-node", o.gpus_per_node,
                        "GPUs per node (default: the GPU's usual server)")
             ->type_name("N");
@@ -134,25 +186,36 @@ public:
             ->type_name("RATIO");
 
         app.add_flag("--compare", o.compare,
-                     "Rank machines (--gpu and --gpus lists, default all GPUs x 1-64)");
+                     "Rank machines (--gpu and --gpu-count lists, default all GPUs x 1-64)");
         app.add_option("--rank", o.rank, "Rank --compare by cost (per token) or time (throughput)")
             ->default_str("cost");
         app.add_flag("--minimum", o.minimum,
                      "Find the fewest GPUs of --gpu that fit and meet the target");
         app.add_option("--max-gpus", o.max_gpus, "Largest count --minimum tries")
             ->default_str("4096");
-        app.add_flag("--json", json_,
-                     "Write JSON (schema trainrig.plan, or trainrig.plan.compare)");
-        app.add_flag("--explain", explain_, "Show every formula with its numbers and source");
+        declare_json_option(app, json_,
+                            "trainrig.plan; trainrig.plan.compare with --compare, "
+                            "trainrig.plan.catalog with --list");
+        app.add_flag("-v,--verbose,--explain", explain_,
+                     "More detail: every formula with its numbers and source");
         app.add_flag("--list", list_, "List the built-in models, GPUs and links");
         declare_output_options(app, output_);
-        app.footer(
+        declare_help_footer(
+            app,
+            {"trainrig plan --model llama2-13b --gpu a100-80g-sxm --gpu-count 4 --seq 4096 "
+             "--global-batch 128",
+             "trainrig plan --model llama3-8b --compare --gpu-count 4,8,16 --tokens 10B",
+             "trainrig plan --model llama2-70b --gpu h100-sxm --minimum --explain",
+             "trainrig plan --list --json"},
             "Exit status: 0 the job fits (and meets the target), 1 it does not, 2 bad input.\n"
             "Formulas, sources and the catalog file format: docs/plan.md.");
     }
 
     int run(const GlobalOptions& global) override {
-        if (list_) return emit(catalogs_text(), 0);
+        if (list_)
+            return emit(
+                json_ ? json_result(catalogs_json(), "plan --list", 0) : catalogs_text(explain_),
+                0);
         auto in = resolve_plan_options(o_);
         if (!in) return print_error(name(), in.status());
         SearchRequest r = in->search;

@@ -26,7 +26,14 @@ public:
         app.add_option("--snapshot", snapshot_, "Read a snapshot written by `trainrig collect`")
             ->type_name("FILE");
         declare_output_options(app, output_);
-        app.add_flag("--json", json_, "Write the matrix as JSON (schema trainrig.topo)");
+        declare_json_option(app, json_, "trainrig.topo");
+        declare_verbose_option(app, verbose_,
+                               "each GPU's and NIC's PCI address, model, NUMA node and CPUs");
+        declare_help_footer(app,
+                            {"trainrig topo                           # this machine",
+                             "trainrig topo -v --snapshot node07.json  # with PCI addresses",
+                             "trainrig topo --json -o topo.json"},
+                            "The matrix's labels are nvidia-smi topo -m's; docs/checks.md.");
     }
     int run(const GlobalOptions& global) override {
         if (snapshot_ && global.typed("--root"))
@@ -56,6 +63,7 @@ public:
             text = json_result(std::move(doc), name(), 0);
         } else {
             text = render_topo_table(matrix);
+            if (verbose_) text += device_list(matrix);
             if (!nvml_error.empty()) text += "\nNVML: " + nvml_error + "\n";
         }
         if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
@@ -63,10 +71,19 @@ public:
     }
 
 private:
+    static std::string device_list(const GpuMatrix& m) {
+        std::string out = "\nDevices:\n";
+        for (const auto* list : {&m.gpus, &m.nics})
+            for (const auto& d : *list)
+                out += fmt::format("  {:<6} {:<14} NUMA {:<4} CPUs {:<16} {}\n", d.name, d.bus_id,
+                                   d.numa, d.cpus.empty() ? "?" : d.cpus, d.model);
+        return out;
+    }
+
     CollectOptions collect_;
     OutputOptions output_;
     std::optional<std::string> snapshot_;
-    bool json_ = false;
+    bool json_ = false, verbose_ = false;
 };
 
 }  // namespace

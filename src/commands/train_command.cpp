@@ -79,18 +79,24 @@ public:
         app.add_option("--val-batches", o_.val_batches, "Batches per evaluation (default 8)");
         app.add_option("--log", o_.log_path, "Append one JSON object per step to FILE")
             ->type_name("FILE");
-        app.add_flag("--json", json_, "Print the summary as JSON (trainrig.train.summary)");
         app.add_flag("--no-progress", no_progress_, "No live status line on a terminal");
-        app.footer(
-            "\nExamples:\n"
-            "  trainrig data tokenize --input corpus.jsonl --tokenizer gpt2 --append-eod --output "
-            "tok/train\n"
-            "  trainrig train --data tok/train --model tiny --seq 256 --batch 8 --steps 200 "
-            "--ckpt-dir ckpt --log train.jsonl\n"
-            "  mpirun -np 2 trainrig train --data tok/train --steps 200 --ckpt-dir ckpt --resume\n"
-            "\nExit codes: 0 trained to --steps, 1 stopped early (loss or gradient not finite), "
+        declare_json_option(app, json_, "trainrig.train.summary");
+        declare_output_options(app, output_);
+        declare_verbose_option(app, verbose_,
+                               "every step's line (loss, lr, tokens/s, MFU) on stderr, "
+                               "terminal or not");
+        declare_help_footer(
+            app,
+            {"trainrig train --data tok/train --model tiny --seq 256 --batch 8 --steps 200 "
+             "--ckpt-dir ckpt --log train.jsonl",
+             "trainrig train --data tok/train --model tiny --seq 256 --batch 8 --steps 200 "
+             "--ckpt-dir ckpt --resume   # after a crash",
+             "mpirun -np 2 trainrig train --data tok/train --steps 200 --threads 1 --ckpt-dir "
+             "ckpt-dp"},
+            "The data comes from `trainrig data tokenize`; docs/train.md.\n"
+            "Exit codes: 0 trained to --steps, 1 stopped early (loss or gradient not finite), "
             "2 could not run, 130 (143) stopped by Ctrl-C (SIGTERM) after writing a "
-            "checkpoint.\n");
+            "checkpoint.");
     }
 
     int run(const GlobalOptions&) override {
@@ -110,8 +116,13 @@ public:
                                                "launch with mpirun -np N"));
         }
         train::Communicator& c = device.comm ? *device.comm : **comm;
-        const bool show = c.rank() == 0 && !json_ && !no_progress_ && ::isatty(STDERR_FILENO);
-        if (show) {
+        const bool show =
+            c.rank() == 0 && !json_ && !no_progress_ && !verbose_ && ::isatty(STDERR_FILENO);
+        if (verbose_ && c.rank() == 0) {
+            o_.on_step = [](const train::StepRecord& r) {
+                std::fprintf(stderr, "%s\n", train::status_line(r).c_str());
+            };
+        } else if (show) {
             o_.on_step = [](const train::StepRecord& r) {
                 std::fprintf(stderr, "\r\033[K%s", train::status_line(r).c_str());
                 std::fflush(stderr);
@@ -129,7 +140,7 @@ public:
             doc["exit_code"] = exit_code(*result);
             text = doc.dump(2) + "\n";
         }
-        std::fputs(text.c_str(), stdout);
+        if (auto s = write_output(output_, text); !s.ok()) return print_error("train", s);
         if (result->stop == train::StopReason::kNonFinite)
             std::fprintf(stderr, "trainrig train: %s.\n", result->message.c_str());
         return exit_code(*result);
@@ -173,7 +184,8 @@ private:
     train::TrainOptions o_;
     std::string model_;
     int layers_ = 0, heads_ = 0, dim_ = 0, vocab_ = 0, threads_ = 0;
-    bool json_ = false, no_progress_ = false;
+    bool json_ = false, no_progress_ = false, verbose_ = false;
+    OutputOptions output_;
 };
 
 }  // namespace

@@ -58,7 +58,8 @@ public:
                             "backup)");
         for (auto* sub : {rollback_, status_}) {
             sub->add_option("--root", collect_.root,
-                            "Act on the machine tree under DIR instead of /")
+                            "Read the machine under DIR instead of / (a copy of /proc, /sys, "
+                            "/etc and /dev/kmsg, as in tests/fixtures/machines)")
                 ->envname("TRAINRIG_ROOT")
                 ->type_name("DIR");
             declare_output_options(*sub, output_);
@@ -77,8 +78,36 @@ public:
             sub->add_flag("--multi-node", multi_node_,
                           "The job spans machines: name NCCL's socket interface when there is no "
                           "InfiniBand");
-            sub->add_flag("--json", json_, "Write JSON (schema trainrig.tune)");
         }
+        declare_json_option(*show_, json_, "trainrig.tune");
+        declare_json_option(*diff_, json_, "trainrig.tune");
+        declare_json_option(*apply_, json_, "trainrig.tune.apply");
+        declare_json_option(*rollback_, json_, "trainrig.tune.rollback");
+        declare_json_option(*status_, json_, "trainrig.tune.status");
+        declare_json_option(*lock_, json_,
+                            "trainrig.lock, always JSON: the flag is accepted for scripts that "
+                            "pass it to every command");
+        declare_verbose_option(*show_, verbose_, "the doctor check that judges each setting");
+        declare_verbose_option(*diff_, verbose_, "why each live value changes");
+        declare_verbose_option(*apply_, verbose_, "the files' changes as a unified diff");
+        declare_verbose_option(*rollback_, verbose_,
+                               "every restored item, CPU policies one by one");
+        declare_verbose_option(*status_, verbose_, "what the latest applied profile set");
+        declare_verbose_option(*lock_, verbose_, "the recorded versions, on stderr");
+        declare_help_footer(*show_, {"trainrig tune show -v", "trainrig tune show --json",
+                                     "trainrig tune show --root tests/fixtures/machines/"
+                                     "article-box"});
+        declare_help_footer(*diff_,
+                            {"trainrig tune diff --only sysctl,nccl --multi-node",
+                             "trainrig tune diff --overrides site.toml   # docs/tuning.md"});
+        declare_help_footer(*apply_, {"trainrig tune apply --dry-run -v",
+                                      "sudo trainrig tune apply --only sysctl,limits"});
+        declare_help_footer(*rollback_, {"sudo trainrig tune rollback",
+                                         "sudo trainrig tune rollback 20261130T063129Z -v"});
+        declare_help_footer(*status_,
+                            {"trainrig tune status -v   # exit 1 when something drifted"});
+        declare_help_footer(*lock_, {"trainrig tune lock -o stack.lock   # later: trainrig "
+                                     "doctor --lock stack.lock"});
     }
 
     int run(const GlobalOptions&) override {
@@ -113,7 +142,8 @@ public:
             text = json_result(tune::profile_to_json(*profile),
                                diff_->parsed() ? "tune diff" : "tune show", 0);
         else
-            text = diff_->parsed() ? tune::render_diff(*profile) : tune::render_show(*profile);
+            text = diff_->parsed() ? tune::render_diff(*profile, verbose_)
+                                   : tune::render_show(*profile, verbose_);
         if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
         return 0;
     }
@@ -121,10 +151,14 @@ public:
 private:
     int run_apply(const RootFs& rootfs, const tune::Profile& profile) {
         const auto changes = tune::plan_changes(profile, rootfs);
-        if (changes.empty()) return emit("Nothing to change: this machine has the profile.\n");
-        const std::string text = describe(changes);
+        if (changes.empty())
+            return emit_apply(changes, "", "Nothing to change: this machine has the profile.\n");
+        std::string text = describe(changes);
+        if (verbose_) text += "\n" + tune::render_diff(profile);
         if (dry_run_)
-            return emit("tune apply would make these changes (--dry-run: none made):\n" + text);
+            return emit_apply(
+                changes, "",
+                "tune apply would make these changes (--dry-run: none made):\n" + text);
         if (rootfs.is_live() && ::geteuid() != 0)
             return print_error(name(), {Errc::kPermission,
                                         "tune apply changes /etc, /proc/sys and /sys: run it as "
@@ -133,10 +167,29 @@ private:
         auto report = tune::apply_changes(changes, rootfs, tune::backup_id_now());
         if (!report) return print_error(name(), report.status());
         const std::string& id = report->backup_id;
-        return emit(
-            fmt::format("Applied {} change(s); backup {}/{} (`trainrig tune rollback` "
-                        "restores it):\n{}",
-                        changes.size(), tune::kBackupDir, id, text));
+        return emit_apply(changes, id,
+                          fmt::format("Applied {} change(s); backup {}/{} (`trainrig tune "
+                                      "rollback` restores it):\n{}",
+                                      changes.size(), tune::kBackupDir, id, text));
+    }
+
+    int emit_apply(const std::vector<tune::Change>& changes, const std::string& backup_id,
+                   const std::string& text) {
+        if (!json_) return emit(text);
+        nlohmann::json rows = nlohmann::json::array();
+        for (const auto& c : changes)
+            rows.push_back({{"kind", c.kind == tune::Change::Kind::kFile ? "file" : "live"},
+                            {"path", c.path},
+                            {"label", c.label},
+                            {"before", c.before ? nlohmann::json(*c.before) : nlohmann::json()},
+                            {"after", c.after}});
+        return emit(json_result(
+            {{"schema", "trainrig.tune.apply"},
+             {"schema_version", 1},
+             {"dry_run", dry_run_},
+             {"backup_id", backup_id.empty() ? nlohmann::json() : nlohmann::json(backup_id)},
+             {"changes", std::move(rows)}},
+            "tune apply", 0));
     }
 
     // One line per change; the per-CPU-policy governor writes as one line.
@@ -169,7 +222,11 @@ private:
                 return print_error(name(), text.status());
             lock.profile[path] = text.ok() ? std::optional<std::string>(*text) : std::nullopt;
         }
-        return emit(stack_lock_to_text(lock));
+        if (verbose_)
+            for (const auto& [what, version] : lock.versions)
+                std::fprintf(stderr, "  %-20s %s\n", what.c_str(), version.c_str());
+        // The lock file is JSON either way; it carries the envelope too (docs/cli.md).
+        return emit(json_result(nlohmann::json::parse(stack_lock_to_text(lock)), "tune lock", 0));
     }
 
     int run_restore(const RootFs& rootfs) {
@@ -180,12 +237,22 @@ private:
                                             "it as root"});
             auto r = tune::rollback(rootfs, backup_id_, force_);
             if (!r) return print_error(name(), r.status());
+            if (json_)
+                return emit(json_result(
+                    {{"schema", "trainrig.tune.rollback"},
+                     {"schema_version", 1},
+                     {"backup_id",
+                      r->nothing.empty() ? nlohmann::json(r->backup_id) : nlohmann::json()},
+                     {"restored", r->restored},
+                     {"nothing",
+                      r->nothing.empty() ? nlohmann::json() : nlohmann::json(r->nothing)}},
+                    "tune rollback", 0));
             if (!r->nothing.empty()) return emit("Nothing to roll back: " + r->nothing + ".\n");
             std::string text = fmt::format("Restored the state before {} ({} item(s)):\n",
                                            r->backup_id, r->restored.size());
             int governors = 0;
             for (const auto& label : r->restored) {
-                if (label.ends_with(" scaling_governor"))
+                if (label.ends_with(" scaling_governor") && !verbose_)
                     ++governors;
                 else
                     text += "  " + label + "\n";
@@ -196,14 +263,28 @@ private:
         }
         auto r = tune::tune_status(rootfs);
         if (!r) return print_error(name(), r.status());
+        const int code = r->drift.empty() && !r->interrupted ? 0 : 1;
+        if (json_)
+            return emit(json_result({{"schema", "trainrig.tune.status"},
+                                     {"schema_version", 1},
+                                     {"backups", r->lines},
+                                     {"applied", r->applied},
+                                     {"drift", r->drift},
+                                     {"interrupted", r->interrupted}},
+                                    "tune status", code),
+                        code);
         if (r->lines.empty()) return emit("No profile has been applied here.\n");
         std::string text = "Backups (newest first):\n";
         for (const auto& l : r->lines) text += "  " + l + "\n";
+        if (verbose_ && !r->applied.empty()) {
+            text += "Set by the latest apply:\n";
+            for (const auto& a : r->applied) text += "  " + a + "\n";
+        }
         if (!r->drift.empty()) {
             text += "Drift since the latest apply:\n";
             for (const auto& d : r->drift) text += "  " + d + "\n";
         }
-        return emit(text, r->drift.empty() && !r->interrupted ? 0 : 1);
+        return emit(text, code);
     }
 
     int emit(const std::string& text, int code = 0) {
@@ -223,7 +304,7 @@ private:
     OutputOptions output_;
     std::vector<std::string> only_;
     std::optional<std::string> overrides_;
-    bool multi_node_ = false, json_ = false;
+    bool multi_node_ = false, json_ = false, verbose_ = false;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
@@ -158,8 +159,19 @@ public:
         app.add_flag("--once", once_,
                      "Read one tick, judge it as doctor would, print it, and exit: 1 on a "
                      "critical alert, a GPU that is not ok or NVML failing");
-        app.add_flag("--strict", strict_, "With --once: exit 1 on a warning alert as well");
-        app.add_flag("--json", json_, "With --once: write trainrig.watch.sample JSON");
+        app.add_flag("--strict", strict_, "Exit 1 on a warning too (with --once: a warning alert)");
+        declare_json_option(app, json_, "trainrig.watch.sample; with --once");
+        declare_output_options(app, output_);
+        declare_verbose_option(app, verbose_,
+                               "with --once every field read from each GPU; running, a line per "
+                               "tick on stderr");
+        declare_help_footer(
+            app,
+            {"trainrig watch                          # metrics on http://127.0.0.1:9402/metrics",
+             "trainrig watch --once -v                # one tick, judged as doctor would",
+             "trainrig watch --rules alerts.toml --db watch.db --textfile /var/lib/node_exporter"},
+            "Rules, actions and the metrics: docs/watch.md. SIGTERM stops it (exit 143), SIGHUP "
+            "reloads --rules.");
         app.add_flag("--no-kernel-log", no_kmsg_, "Do not follow the kernel log");
         app.add_option("--rules", rules_path_,
                        "Alert rules and actions (TOML, docs/watch.md); SIGHUP reads it again")
@@ -186,7 +198,11 @@ public:
             ->type_name("FILE");
         report_->add_option("--since", since_, "How far back (72h, 7d, 90m)")
             ->capture_default_str();
-        report_->add_flag("--json", json_, "Write trainrig.watch.report JSON");
+        declare_json_option(*report_, json_, "trainrig.watch.report");
+        declare_output_options(*report_, output_);
+        declare_verbose_option(*report_, verbose_, "the remedy under each alert of the timeline");
+        declare_help_footer(*report_, {"trainrig watch report --db watch.db --since 72h",
+                                       "trainrig watch report --db watch.db --json -o week.json"});
     }
 
     int run(const GlobalOptions&) override {
@@ -200,8 +216,9 @@ public:
                                         fmt::format("--history-max-age {} is not a period such "
                                                     "as 30d or 72h",
                                                     max_age_)});
-        if (json_ && !once_)
-            return print_error(name(), {Errc::kInvalidInput, "--json needs --once"});
+        if ((json_ || output_.output) && !once_)
+            return print_error(name(), {Errc::kInvalidInput,
+                                        "--json and -o write the result of --once; add --once"});
         if (strict_ && !once_)
             return print_error(name(), {Errc::kInvalidInput, "--strict needs --once"});
         if (!textfile_dir_.empty() && !std::filesystem::is_directory(textfile_dir_))
@@ -271,6 +288,7 @@ public:
             for (const auto& e : tick.events) log_event(*watcher.view(), e);
             for (const auto& a : tick.alerts) dispatcher.send(a);
             if (history) history->write(watcher, tick);
+            if (verbose_) log_tick(*watcher.view(), tick);
             if (!textfile_dir_.empty()) write_textfile(*watcher.view());
             if (duration_ > 0 && monotonic_now() - begin >= duration_) break;
             next += options_.interval;
@@ -297,10 +315,19 @@ private:
         const double now = epoch_now();
         auto r = build_report(h.value(), db_, now - *period, now);
         if (!r) return print_error("watch report", r.status());
-        if (json_)
-            std::fputs(json_result(report_json(*r), "watch report", 0).c_str(), stdout);
-        else
-            std::fputs(render_report_text(*r).c_str(), stdout);
+        std::string text;
+        if (json_) {
+            text = json_result(report_json(*r), "watch report", 0);
+        } else {
+            text = render_report_text(*r);
+            if (verbose_) {
+                std::set<std::string> shown;
+                for (const auto& a : r->timeline)
+                    if (!a.remedy.empty() && shown.insert(a.rule).second)
+                        text += fmt::format("{}: {}\n", a.rule, a.remedy);
+            }
+        }
+        if (auto s = write_output(output_, text); !s.ok()) return print_error("watch report", s);
         return 0;
     }
 
@@ -323,12 +350,35 @@ private:
         const auto events = watcher.tick(epoch_now()).events;
         const auto view = watcher.view();
         const int code = once_exit_code(*view);
-        if (json_)
-            std::fputs(json_result(view_to_json(*view, events), "watch", code).c_str(), stdout);
-        else
-            std::fputs(render_once_table(*view, events).c_str(), stdout);
+        std::string text;
+        if (json_) {
+            text = json_result(view_to_json(*view, events), "watch", code);
+        } else {
+            text = render_once_table(*view, events);
+            if (verbose_) text += every_field(view_to_json(*view, events));
+        }
+        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
         if (!textfile_dir_.empty()) write_textfile(*view);
         return code;
+    }
+
+    // -v with --once: each GPU's fields as read, one per line.
+    static std::string every_field(const nlohmann::json& doc) {
+        std::string out;
+        for (const auto& g : doc.value("gpus", nlohmann::json::array())) {
+            out += fmt::format("GPU {}:\n", g.value("index", -1));
+            for (const auto& [key, value] : g.items())
+                if (key != "index") out += fmt::format("  {:<28} {}\n", key, value.dump());
+        }
+        return out;
+    }
+
+    // -v while running: one line per tick on stderr.
+    static void log_tick(const WatchView& view, const Watcher::Tick& tick) {
+        std::fprintf(stderr,
+                     "trainrig watch: tick: %zu GPUs, %zu kernel events, %zu alerts changed, %zu "
+                     "active\n",
+                     view.gpus.size(), tick.events.size(), tick.alerts.size(), view.alerts.size());
     }
 
     // As doctor: a critical alert is a failed check, a warning fails under --strict; a GPU not
@@ -362,7 +412,8 @@ private:
     std::string textfile_dir_;
     double duration_ = 0;
     bool once_ = false, strict_ = false;
-    bool json_ = false;
+    bool json_ = false, verbose_ = false;
+    OutputOptions output_;
     bool no_kmsg_ = false;
     bool textfile_failing_ = false;
     std::string rules_path_;

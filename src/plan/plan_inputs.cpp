@@ -255,9 +255,9 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
     s.zero = o.zero;
     s.global_batch = o.global_batch;
     s.max_gpus = o.max_gpus;
-    for (int n : o.gpus) {
-        if (n < 1) return invalid_input(fmt::format("--gpus {}: at least 1 GPU is needed", n));
-        TRAINRIG_TRY(in_range(n, 1, 1'000'000, "--gpus"));
+    for (int n : o.gpu_count) {
+        if (n < 1) return invalid_input(fmt::format("--gpu-count {}: at least 1 GPU is needed", n));
+        TRAINRIG_TRY(in_range(n, 1, 1'000'000, "--gpu-count"));
     }
     if (o.compare && o.minimum) return invalid_input("give --compare or --minimum, not both");
     if (!o.compare) {
@@ -265,10 +265,10 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
             return invalid_input(o.gpu.empty() ? "no GPU: give --gpu ID"
                                                : "--gpu takes one id (several only with --compare)",
                                  fmt::format("known: {}", in.catalog.gpu_ids()));
-        if (o.gpus.size() > 1)
-            return invalid_input("--gpus takes one count (several only with --compare)");
-        if (o.minimum && !o.gpus.empty())
-            return invalid_input("--minimum searches the GPU count; drop --gpus");
+        if (o.gpu_count.size() > 1)
+            return invalid_input("--gpu-count takes one count (several only with --compare)");
+        if (o.minimum && !o.gpu_count.empty())
+            return invalid_input("--minimum searches the GPU count; drop --gpu-count");
     }
     for (const auto& id : o.gpu)
         if (!in.catalog.gpu(id))
@@ -276,9 +276,9 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
                 fmt::format("unknown GPU \"{}\" (known: {})", id, in.catalog.gpu_ids()),
                 "add it with --catalog FILE");
     s.gpu_ids = o.gpu;
-    s.counts = o.gpus.empty() ? std::vector<int>{1, 2, 4, 8, 16, 32, 64} : o.gpus;
+    s.counts = o.gpu_count.empty() ? std::vector<int>{1, 2, 4, 8, 16, 32, 64} : o.gpu_count;
     s.machine.gpu = o.gpu.empty() ? std::string() : o.gpu.front();
-    s.machine.gpus = o.gpus.empty() ? 1 : o.gpus.front();
+    s.machine.gpus = o.gpu_count.empty() ? 1 : o.gpu_count.front();
     s.machine.gpus_per_node = o.gpus_per_node;
     s.machine.nics_per_node = o.nics_per_node;
     s.machine.intra = o.intra;

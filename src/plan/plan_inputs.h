@@ -23,7 +23,7 @@ struct PlanOptions {
     std::optional<bool> tied;
     std::vector<std::string> catalogs;
     std::vector<std::string> gpu;  // one id, or several for --compare
-    std::vector<int> gpus;         // one count, or several for --compare
+    std::vector<int> gpu_count;    // one count, or several for --compare
     std::optional<int> gpus_per_node, nics_per_node;
     std::optional<std::string> intra, inter;
     std::optional<double> price;

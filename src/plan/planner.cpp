@@ -25,7 +25,8 @@ bool is_lora(const JobSpec& j) { return j.mode == Mode::kLora || j.mode == Mode:
 
 Status validate_job(const ModelSpec& m, const JobSpec& j, const Machine& machine) {
     if (machine.gpus < 1)
-        return invalid_input(fmt::format("--gpus is {}; at least 1 GPU is needed", machine.gpus));
+        return invalid_input(
+            fmt::format("--gpu-count is {}; at least 1 GPU is needed", machine.gpus));
     if (machine.gpus_per_node < 1)
         return invalid_input(
             fmt::format("--gpus-per-node is {}; it must be at least 1", machine.gpus_per_node));
@@ -35,7 +36,7 @@ Status validate_job(const ModelSpec& m, const JobSpec& j, const Machine& machine
     if (machine.gpus % (j.tp * j.pp) != 0)
         return invalid_input(
             fmt::format("{} GPUs do not split into model replicas of TP {} x PP {} = "
-                        "{} GPUs; --gpus must be a multiple of TP x PP",
+                        "{} GPUs; --gpu-count must be a multiple of TP x PP",
                         machine.gpus, j.tp, j.pp, j.tp * j.pp));
     if (m.heads % j.tp != 0)
         return invalid_input(

@@ -491,6 +491,9 @@ Result<StatusReport> tune_status(const RootFs& rootfs) {
         if (drift_checked || !b.applied || b.rolled_back) continue;
         drift_checked = true;
         for (const auto& c : *changes) {
+            report.applied.push_back(c.kind == Change::Kind::kLive
+                                         ? fmt::format("{} = {}", c.label, normalize_ws(c.after))
+                                         : c.path);
             bool exists = false;
             const std::string now = read_current(rootfs, c, exists);
             const bool same = c.kind == Change::Kind::kLive

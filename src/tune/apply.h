@@ -54,9 +54,10 @@ Result<RollbackReport> rollback(const RootFs& fs, const std::optional<std::strin
                                 bool force = false);
 
 struct StatusReport {
-    std::vector<std::string> lines;  // one per backup, newest first, with its state
-    std::vector<std::string> drift;  // applied values the machine no longer has
-    bool interrupted = false;        // an apply stopped part way and was not rolled back
+    std::vector<std::string> lines;    // one per backup, newest first, with its state
+    std::vector<std::string> drift;    // applied values the machine no longer has
+    std::vector<std::string> applied;  // what the latest applied backup set: "label = value", path
+    bool interrupted = false;          // an apply stopped part way and was not rolled back
 };
 Result<StatusReport> tune_status(const RootFs& fs);
 

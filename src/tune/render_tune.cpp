@@ -69,7 +69,7 @@ size_t change_count(const Profile& p) {
     return n;
 }
 
-std::string render_show(const Profile& p) {
+std::string render_show(const Profile& p, bool verbose) {
     std::string out;
     std::string current;
     for (const auto& x : p.settings) {
@@ -81,6 +81,9 @@ std::string render_show(const Profile& p) {
         const std::string now = x.live ? *x.live : "not set or unknown";
         out += fmt::format("  {} = {}   (now: {}{})\n      why: {}\n      source: {}\n", x.key,
                            x.value, now, x.changes() ? "" : ", unchanged", x.reason, x.source);
+        if (verbose)
+            out += fmt::format("      judged by: {}\n",
+                               x.rule.empty() ? "no doctor check" : "doctor " + x.rule);
     }
     if (!p.notes.empty()) {
         out += "\nLeft out:\n";
@@ -89,7 +92,7 @@ std::string render_show(const Profile& p) {
     return out;
 }
 
-std::string render_diff(const Profile& p) {
+std::string render_diff(const Profile& p, bool verbose) {
     std::string out;
     for (const auto& f : p.files) {
         if (f.existing && *f.existing == f.proposed) continue;
@@ -104,8 +107,9 @@ std::string render_diff(const Profile& p) {
     std::string live;
     for (const auto& x : p.settings)
         if (is_live(x) && x.changes())
-            live += fmt::format("  {} {}: {} -> {}\n", x.profile, x.key, x.live.value_or("not set"),
-                                x.value);
+            live +=
+                fmt::format("  {} {}: {} -> {}\n{}", x.profile, x.key, x.live.value_or("not set"),
+                            x.value, verbose ? fmt::format("      why: {}\n", x.reason) : "");
     if (!live.empty()) out += (out.empty() ? "" : "\n") + std::string("Live values:\n") + live;
     if (out.empty()) out = "No differences: this machine has the profile.\n";
     return out;

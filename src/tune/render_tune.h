@@ -10,8 +10,10 @@
 
 namespace trainrig::tune {
 
-std::string render_show(const Profile& p);
-std::string render_diff(const Profile& p);
+// `verbose`: show names the doctor rule that judges each setting; diff gives each live change's
+// reason.
+std::string render_show(const Profile& p, bool verbose = false);
+std::string render_diff(const Profile& p, bool verbose = false);
 nlohmann::json profile_to_json(const Profile& p);
 // Lines of `old` and `proposed` as a minimal unified diff body ("-", "+", " " prefixed lines).
 std::string line_diff(const std::string& old, const std::string& proposed);

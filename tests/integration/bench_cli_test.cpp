@@ -278,14 +278,19 @@ TEST_F(BenchCli, ANameGivenTwiceRunsOnce) {
 
 TEST_F(BenchCli, StorageWithoutADataDirIsSkippedWithTheReason) {
     auto r = run_trainrig("bench run storage --json");
-    ASSERT_EQ(r.rc, 0) << r.err;
+    ASSERT_EQ(r.rc, 2) << r.err;  // named, and it cannot run: docs/cli.md
     const json doc = parse(r);
     EXPECT_EQ(doc.at("results"), json::array());
     ASSERT_EQ(doc.at("skipped").size(), 1u) << doc.dump(2);
     EXPECT_EQ(doc.at("skipped")[0].at("bench"), "storage");
     EXPECT_TRUE(contains(doc.at("skipped")[0].at("reason").get<std::string>(), "--data-dir"));
     EXPECT_EQ(doc.at("summary").at("skipped"), 1);
-    EXPECT_EQ(doc.at("exit_code"), 0);
+    EXPECT_EQ(doc.at("exit_code"), 2);
+    // `all` runs what can here and lists the rest: storage is skipped, the run is not failed.
+    auto all = run_trainrig(
+        "bench run all --quick --repeats 1 --array-bytes 16M --train-seq 16 --train-batch 1 --json",
+        kNoPlugin);
+    EXPECT_NE(all.rc, 2) << all.err;
 }
 
 TEST_F(BenchCli, StorageReadsAVerifiedTestFileAndLeavesNothingBehind) {
@@ -377,7 +382,7 @@ TEST_F(BenchCli, OutputFileIsReplacedAtomically) {
 
 TEST_F(BenchCli, GpuBenchmarksWithoutThePluginAreSkippedWithAReason) {
     auto r = run_trainrig("bench run gemm hbm --json", kNoPlugin);
-    ASSERT_EQ(r.rc, 0) << r.err;
+    ASSERT_EQ(r.rc, 2) << r.err;  // named, and they cannot run: docs/cli.md
     const json doc = parse(r);
     EXPECT_EQ(doc.at("results"), json::array());
     EXPECT_EQ(doc.at("errors"), json::array());
@@ -387,7 +392,7 @@ TEST_F(BenchCli, GpuBenchmarksWithoutThePluginAreSkippedWithAReason) {
         EXPECT_TRUE(contains(s.at("reason").get<std::string>(), "GPU")) << s.dump();
     }
     EXPECT_EQ(skipped, (std::set<std::string>{"gemm", "hbm"}));
-    EXPECT_EQ(doc.at("exit_code"), 0);
+    EXPECT_EQ(doc.at("exit_code"), 2);
     EXPECT_FALSE(doc.at("machine").contains("gpus"));  // nothing measured a GPU
 }
 

@@ -16,8 +16,8 @@ TEST_F(DataCli, MalformedJsonNamesFileAndLineAndWritesNothing) {
     input += "{\"text\": \"unterminated}\n";
     input += jsonl({"after the bad line"});
     write_file(path("bad.jsonl"), input);
-    auto r = tokenize("--input " + path("bad.jsonl") + " --workers 2 --batch-bytes 4096 --output " +
-                      path("out"));
+    auto r = tokenize("--input " + path("bad.jsonl") +
+                      " --workers 2 --batch-bytes 4096 --output-prefix " + path("out"));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find(path("bad.jsonl") + " line 3001 "), std::string::npos) << r.err;
@@ -28,7 +28,7 @@ TEST_F(DataCli, MalformedJsonNamesFileAndLineAndWritesNothing) {
 TEST_F(DataCli, MissingKeyNamesFileAndLineAndWritesNothing) {
     write_file(path("bad.jsonl"), jsonl({"fine"}) + R"({"content":"no text key"})"
                                                     "\n");
-    auto r = tokenize("--input " + path("bad.jsonl") + " --output " + path("out"));
+    auto r = tokenize("--input " + path("bad.jsonl") + " --output-prefix " + path("out"));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find(path("bad.jsonl") + " line 2 "), std::string::npos) << r.err;
@@ -39,7 +39,7 @@ TEST_F(DataCli, MissingKeyNamesFileAndLineAndWritesNothing) {
 TEST_F(DataCli, NonStringValueNamesFileAndLineAndWritesNothing) {
     write_file(path("bad.jsonl"), jsonl({"fine", "also fine"}) + R"({"text":["a","list"]})"
                                                                  "\n");
-    auto r = tokenize("--input " + path("bad.jsonl") + " --output " + path("out"));
+    auto r = tokenize("--input " + path("bad.jsonl") + " --output-prefix " + path("out"));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find(path("bad.jsonl") + " line 3 "), std::string::npos) << r.err;
@@ -49,7 +49,7 @@ TEST_F(DataCli, NonStringValueNamesFileAndLineAndWritesNothing) {
 
 TEST_F(DataCli, InvalidUtf8InsideJsonNamesFileAndLineAndWritesNothing) {
     write_file(path("bad.jsonl"), jsonl({"fine"}) + "{\"text\":\"caf\xe9 latin-1\"}\n");
-    auto r = tokenize("--input " + path("bad.jsonl") + " --output " + path("out"));
+    auto r = tokenize("--input " + path("bad.jsonl") + " --output-prefix " + path("out"));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find(path("bad.jsonl") + " line 2 "), std::string::npos) << r.err;
@@ -59,8 +59,8 @@ TEST_F(DataCli, InvalidUtf8InsideJsonNamesFileAndLineAndWritesNothing) {
 
 TEST_F(DataCli, InvalidUtf8InALinesFileNamesLineAndByteAndWritesNothing) {
     write_file(path("bad.txt"), "fine\nab\xc3(cd\n");
-    auto r =
-        tokenize("--input " + path("bad.txt") + " --input-format lines --output " + path("out"));
+    auto r = tokenize("--input " + path("bad.txt") + " --input-format lines --output-prefix " +
+                      path("out"));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find(path("bad.txt") + " line 2 is not valid UTF-8 (byte 3)"),
@@ -73,7 +73,7 @@ TEST_F(DataCli, EmptyInputIsNoDocumentsAndWritesNothing) {
     write_file(path("empty.jsonl"), "");
     write_file(path("blank.jsonl"), "\n  \n\n");
     for (const char* name : {"empty.jsonl", "blank.jsonl"}) {
-        auto r = tokenize("--input " + path(name) + " --output " + path("out"));
+        auto r = tokenize("--input " + path(name) + " --output-prefix " + path("out"));
         EXPECT_EQ(r.rc, 2) << name << r.out;
         EXPECT_TRUE(one_line(r.err)) << r.err;
         EXPECT_NE(r.err.find("no documents"), std::string::npos) << r.err;
@@ -90,7 +90,8 @@ TEST_F(DataCli, OnErrorSkipCountsAndReportsTheBadLines) {
                                         "\n" +
                                         jsonl({"good two"}) + "{\"text\":\"\xff\"}\n");
     const std::string in = path("mixed.jsonl");
-    auto r = tokenize("--input " + in + " --on-error skip --append-eod --output " + path("out"));
+    auto r =
+        tokenize("--input " + in + " --on-error skip --append-eod --output-prefix " + path("out"));
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_NE(r.out.find("skipped 4 records"), std::string::npos) << r.out;
     for (const char* line : {" line 2: ", " line 3: ", " line 4: ", " line 6: "})
@@ -99,7 +100,8 @@ TEST_F(DataCli, OnErrorSkipCountsAndReportsTheBadLines) {
               (std::vector<std::string>{"good one" + kEod, "good two" + kEod}));
     EXPECT_EQ(json::parse(slurp(path("out.meta.json")))["skipped"], 4);
 
-    auto j = tokenize("--input " + in + " --on-error skip --output " + path("out2") + " --json");
+    auto j =
+        tokenize("--input " + in + " --on-error skip --output-prefix " + path("out2") + " --json");
     ASSERT_EQ(j.rc, 0) << j.err;
     const auto doc = json::parse(j.out);
     EXPECT_EQ(doc["skipped"], 4);
@@ -118,7 +120,7 @@ TEST_F(DataCli, FailedRunLeavesThePreviousOutputByteForByte) {
     tokenize_texts({"the previous output", "stays"}, out);
     const auto before = snapshot(out);
     write_file(path("bad.jsonl"), jsonl({"new", "documents"}) + "not json\n");
-    auto r = tokenize("--input " + path("bad.jsonl") + " --append-eod --output " + out);
+    auto r = tokenize("--input " + path("bad.jsonl") + " --append-eod --output-prefix " + out);
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_NE(r.err.find(" line 3 "), std::string::npos) << r.err;
     EXPECT_TRUE(snapshot(out) == before) << "the previous output changed";
@@ -144,7 +146,8 @@ TEST_F(DataCli, HundredMegabyteSingleLineTokenizes) {
     line.shrink_to_fit();
     const std::string out = path("big");
     const auto start = std::chrono::steady_clock::now();
-    auto r = tokenize("--input " + path("big.jsonl") + " --append-eod --output " + out + " --json");
+    auto r = tokenize("--input " + path("big.jsonl") + " --append-eod --output-prefix " + out +
+                      " --json");
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     fs::remove(path("big.jsonl"));
@@ -173,14 +176,14 @@ TEST_F(DataCli, FullDiskFailsCleanlyAndKeepsThePreviousOutput) {
     // fails with ENOSPC. SIGXFSZ is ignored, so write() returns the error.
     auto r = run_sh("sh -c \"trap '' XFSZ; ulimit -f 200; exec " + std::string(TRAINRIG_BINARY) +
                     " data tokenize --no-progress --tokenizer " + tokenizer_ + " --input " +
-                    path("in.jsonl") + " --append-eod --output " + out + "\"");
+                    path("in.jsonl") + " --append-eod --output-prefix " + out + "\"");
     EXPECT_EQ(r.rc, 2) << r.out << r.err;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find(out), std::string::npos) << r.err;
     EXPECT_TRUE(snapshot(out) == before) << "the previous output changed";
     EXPECT_EQ(temp_files(), std::vector<std::string>{});
     // The same input fits without the limit.
-    auto ok = tokenize("--input " + path("in.jsonl") + " --output " + path("fits"));
+    auto ok = tokenize("--input " + path("in.jsonl") + " --output-prefix " + path("fits"));
     EXPECT_EQ(ok.rc, 0) << ok.err;
     EXPECT_GT(fs::file_size(path("fits.bin")), 200u * 512);
 }
@@ -212,7 +215,7 @@ TEST_F(DataCli, InterruptStopsPromptlyAndKeepsThePreviousOutput) {
         const std::string input = path("in.jsonl");
         ::execl(TRAINRIG_BINARY, TRAINRIG_BINARY, "data", "tokenize", "--no-progress",
                 "--tokenizer", tokenizer_.c_str(), "--input", input.c_str(), "--append-eod",
-                "--workers", "2", "--output", out.c_str(), static_cast<char*>(nullptr));
+                "--workers", "2", "--output-prefix", out.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
     // Wait until the run has started writing (its staging file exists), then let it work.
@@ -291,8 +294,8 @@ TEST_F(DataCli, VerifyReportsATokenOutsideTheVocabulary) {
 
 TEST_F(DataCli, KeyAndTemplateTogetherAreRefused) {
     write_file(path("in.jsonl"), jsonl({"x"}));
-    auto r = tokenize("--input " + path("in.jsonl") + " --key text --template '{text}' --output " +
-                      path("out"));
+    auto r = tokenize("--input " + path("in.jsonl") +
+                      " --key text --template '{text}' --output-prefix " + path("out"));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find("--key and --template"), std::string::npos) << r.err;
@@ -302,7 +305,7 @@ TEST_F(DataCli, KeyAndTemplateTogetherAreRefused) {
 TEST_F(DataCli, UnknownTokenizerNameListsThePresets) {
     write_file(path("in.jsonl"), jsonl({"x"}));
     auto r = run_trainrig("data tokenize --tokenizer no-such-tokenizer --input " +
-                          path("in.jsonl") + " --output " + path("out"));
+                          path("in.jsonl") + " --output-prefix " + path("out"));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find("no-such-tokenizer"), std::string::npos) << r.err;
@@ -313,9 +316,9 @@ TEST_F(DataCli, UnknownTokenizerNameListsThePresets) {
 
 TEST_F(DataCli, PresetWithoutItsFilesNamesTheFolder) {
     write_file(path("in.jsonl"), jsonl({"x"}));
-    auto r = run_trainrig(
-        "data tokenize --tokenizer gpt2 --input " + path("in.jsonl") + " --output " + path("out"),
-        "TRAINRIG_TOKENIZERS=/nonexistent/tokenizers");
+    auto r = run_trainrig("data tokenize --tokenizer gpt2 --input " + path("in.jsonl") +
+                              " --output-prefix " + path("out"),
+                          "TRAINRIG_TOKENIZERS=/nonexistent/tokenizers");
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find("/nonexistent/tokenizers"), std::string::npos) << r.err;

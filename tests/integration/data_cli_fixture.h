@@ -200,7 +200,7 @@ protected:
                         const std::string& extra = "--append-eod") {
         const std::string input = path(fs::path(prefix).filename().string() + ".input.jsonl");
         write_file(input, jsonl(texts));
-        auto r = tokenize("--input " + input + " --output " + prefix + " " + extra);
+        auto r = tokenize("--input " + input + " --output-prefix " + prefix + " " + extra);
         ASSERT_EQ(r.rc, 0) << r.err;
     }
 

@@ -11,7 +11,8 @@ namespace {
 TEST_F(DataCli, TokenizeWritesBinIdxAndMetaThatVerifyAccepts) {
     write_file(path("in.jsonl"), jsonl({"the other thing in the", "hello", "water"}));
     const std::string out = path("out");
-    auto r = tokenize("--input " + path("in.jsonl") + " --append-eod --output " + out + " --json");
+    auto r = tokenize("--input " + path("in.jsonl") + " --append-eod --output-prefix " + out +
+                      " --json");
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_TRUE(r.err.empty()) << r.err;
     for (const char* ext : {".bin", ".idx", ".meta.json"})
@@ -55,10 +56,10 @@ TEST_F(DataCli, TokenizeWritesBinIdxAndMetaThatVerifyAccepts) {
 }
 
 TEST_F(DataCli, AnOutputPrefixInAFolderThatDoesNotExistYetIsWritten) {
-    // README: `data tokenize ... --output tok/train` on a fresh checkout.
+    // README: `data tokenize ... --output-prefix tok/train` on a fresh checkout.
     write_file(path("in.jsonl"), jsonl({"hello", "water"}));
     const std::string out = path("tok/nested/train");
-    auto r = tokenize("--input " + path("in.jsonl") + " --append-eod --output " + out);
+    auto r = tokenize("--input " + path("in.jsonl") + " --append-eod --output-prefix " + out);
     ASSERT_EQ(r.rc, 0) << r.err;
     for (const char* ext : {".bin", ".idx", ".meta.json"})
         EXPECT_TRUE(fs::is_regular_file(out + ext)) << ext;
@@ -145,7 +146,7 @@ TEST_F(DataCli, OutputIsTheSameWhateverTheNumberOfWorkers) {
     for (const char* workers : {"1", "2", "4"}) {
         const std::string out = path(std::string("w") + workers);
         auto r = tokenize("--input " + path("in.jsonl") + " --append-eod --batch-bytes 4096 " +
-                          "--workers " + workers + " --output " + out);
+                          "--workers " + workers + " --output-prefix " + out);
         ASSERT_EQ(r.rc, 0) << r.err;
         const std::string bin = slurp(out + ".bin"), idx = slurp(out + ".idx");
         if (first.empty()) {
@@ -167,12 +168,12 @@ protected:
         std::vector<std::string> texts;
         for (uint64_t i = 0; i < 3000; ++i) texts.push_back(sample_text(i));
         write_file(path("in.jsonl"), jsonl(texts));
-        auto r =
-            tokenize("--input " + path("in.jsonl") + " --append-eod --output " + path("plain"));
+        auto r = tokenize("--input " + path("in.jsonl") + " --append-eod --output-prefix " +
+                          path("plain"));
         ASSERT_EQ(r.rc, 0) << r.err;
     }
     void expect_same_as_plain(const std::string& input) {
-        auto r = tokenize("--input " + input + " --append-eod --output " + path("packed"));
+        auto r = tokenize("--input " + input + " --append-eod --output-prefix " + path("packed"));
         ASSERT_EQ(r.rc, 0) << r.err;
         EXPECT_TRUE(slurp(path("packed.bin")) == slurp(path("plain.bin"))) << ".bin differs";
         EXPECT_TRUE(slurp(path("packed.idx")) == slurp(path("plain.idx"))) << ".idx differs";
@@ -185,7 +186,7 @@ TEST_F(DataCliCompressed, GzipInputGivesTheSameOutputAsThePlainFile) {
     // Concatenated gzip members are one stream (cat a.gz b.gz).
     const std::string gz = slurp(path("in.jsonl.gz"));
     write_file(path("twice.jsonl.gz"), gz + gz);
-    auto r = tokenize("--input " + path("twice.jsonl.gz") + " --append-eod --output " +
+    auto r = tokenize("--input " + path("twice.jsonl.gz") + " --append-eod --output-prefix " +
                       path("twice") + " --json");
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(json::parse(r.out)["documents"], 6000);
@@ -206,7 +207,7 @@ TEST_F(DataCliCompressed, ZstdInputGivesTheSameOutputAsThePlainFile) {
     expect_same_as_plain(path("in.jsonl.zst"));
     const std::string zst = slurp(path("in.jsonl.zst"));
     write_file(path("cut.jsonl.zst"), zst.substr(0, zst.size() / 2));
-    auto r = tokenize("--input " + path("cut.jsonl.zst") + " --output " + path("cut"));
+    auto r = tokenize("--input " + path("cut.jsonl.zst") + " --output-prefix " + path("cut"));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find(path("cut.jsonl.zst")), std::string::npos) << r.err;
@@ -218,7 +219,7 @@ TEST_F(DataCliCompressed, TruncatedGzipIsAClearErrorAndWritesNothing) {
     ASSERT_EQ(std::system(("gzip -k " + path("in.jsonl")).c_str()), 0);
     const std::string gz = slurp(path("in.jsonl.gz"));
     write_file(path("cut.jsonl.gz"), gz.substr(0, gz.size() / 2));
-    auto r = tokenize("--input " + path("cut.jsonl.gz") + " --output " + path("cut"));
+    auto r = tokenize("--input " + path("cut.jsonl.gz") + " --output-prefix " + path("cut"));
     EXPECT_EQ(r.rc, 2) << r.out;
     EXPECT_TRUE(one_line(r.err)) << r.err;
     EXPECT_NE(r.err.find(path("cut.jsonl.gz")), std::string::npos) << r.err;
@@ -233,8 +234,8 @@ TEST_F(DataCli, KeyTakesADottedPathThroughObjectsAndLists) {
                                  "\n"
                                  R"({"meta":{"text":"nested two"}})"
                                  "\n");
-    auto r = tokenize("--input " + path("in.jsonl") + " --key meta.text --append-eod --output " +
-                      path("nested"));
+    auto r = tokenize("--input " + path("in.jsonl") +
+                      " --key meta.text --append-eod --output-prefix " + path("nested"));
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(decoded(path("nested"), 5),
               (std::vector<std::string>{"nested one" + kEod, "nested two" + kEod}));
@@ -243,7 +244,7 @@ TEST_F(DataCli, KeyTakesADottedPathThroughObjectsAndLists) {
         path("chat.jsonl"),
         R"({"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello there"}]})"
         "\n");
-    r = tokenize("--input " + path("chat.jsonl") + " --key messages.1.content --output " +
+    r = tokenize("--input " + path("chat.jsonl") + " --key messages.1.content --output-prefix " +
                  path("chat"));
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(decoded(path("chat"), 5), std::vector<std::string>{"hello there"});
@@ -254,9 +255,9 @@ TEST_F(DataCli, TemplateJoinsSeveralFields) {
                json{{"instruction", "Translate to French"}, {"output", "Bonjour"}}.dump() + "\n" +
                    json{{"instruction", "数一数"}, {"output", "一二三"}, {"extra", 1}}.dump() +
                    "\n");
-    auto r =
-        tokenize("--input " + path("in.jsonl") +
-                 " --template '{instruction}\\n{output}' --append-eod --output " + path("out"));
+    auto r = tokenize("--input " + path("in.jsonl") +
+                      " --template '{instruction}\\n{output}' --append-eod --output-prefix " +
+                      path("out"));
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(
         decoded(path("out"), 5),
@@ -267,8 +268,8 @@ TEST_F(DataCli, TemplateJoinsSeveralFields) {
 
 TEST_F(DataCli, LinesFormatMakesOneDocumentPerNonBlankLine) {
     write_file(path("in.txt"), "first line\n\nsecond  line with 你好\r\n   \nthird\n");
-    auto r = tokenize("--input " + path("in.txt") + " --input-format lines --append-eod --output " +
-                      path("out"));
+    auto r = tokenize("--input " + path("in.txt") +
+                      " --input-format lines --append-eod --output-prefix " + path("out"));
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(decoded(path("out"), 10),
               (std::vector<std::string>{"first line" + kEod, "second  line with 你好" + kEod,
@@ -281,7 +282,7 @@ TEST_F(DataCli, TextFormatMakesOneDocumentPerFile) {
     write_file(path("a.txt"), a);
     write_file(path("b.txt"), b);
     auto r = tokenize("--input " + path("a.txt") + " " + path("b.txt") +
-                      " --input-format text --append-eod --output " + path("out"));
+                      " --input-format text --append-eod --output-prefix " + path("out"));
     ASSERT_EQ(r.rc, 0) << r.err;
     EXPECT_EQ(decoded(path("out"), 10), (std::vector<std::string>{a + kEod, b + kEod}));
 }
@@ -291,9 +292,9 @@ TEST_F(DataCli, TextFormatMakesOneDocumentPerFile) {
 TEST_F(DataCli, LlmcShardsSplitAtShardTokensAndVerifyAndInspectAcceptThem) {
     write_file(path("in.jsonl"), jsonl({"the other thing", "in here"}));  // 12 + 6 tokens
     const std::string prefix = path("llmc");
-    auto r =
-        tokenize("--input " + path("in.jsonl") +
-                 " --append-eod --format llmc --shard-tokens 5 --output " + prefix + " --json");
+    auto r = tokenize("--input " + path("in.jsonl") +
+                      " --append-eod --shard-format llmc --shard-tokens 5 --output-prefix " +
+                      prefix + " --json");
     ASSERT_EQ(r.rc, 0) << r.err;
     const auto summary = json::parse(r.out);
     EXPECT_EQ(summary["tokens"], 18);
@@ -356,7 +357,7 @@ TEST_F(DataCli, Gpt2FolderWritesOnlyIdsOfItsOwnVocabulary) {
 
     write_file(path("in.jsonl"), jsonl({"the other thing", "你好 😀"}));
     auto r = run_trainrig("data tokenize --no-progress --tokenizer " + folder + " --input " +
-                          path("in.jsonl") + " --append-eod --output " + path("out"));
+                          path("in.jsonl") + " --append-eod --output-prefix " + path("out"));
     if (r.rc != 0) {
         EXPECT_EQ(r.rc, 2);
         EXPECT_TRUE(one_line(r.err)) << r.err;
@@ -416,9 +417,10 @@ TEST_F(DataCli, BenchTokenizerReportsEveryUnitPerThreadCount) {
     EXPECT_EQ(doc["results"][0]["counted"]["tokens"], inspect_json(path("whole"), 0)["tokens"]);
 }
 
+// Asked for by name, a benchmark that cannot run exits 2 (docs/cli.md), saying why.
 TEST_F(DataCli, BenchTokenizerWithoutItsInputsIsSkipped) {
     auto r = run_trainrig("bench run tokenizer --tokenizer " + tokenizer_ + " --json");
-    ASSERT_EQ(r.rc, 0) << r.err;
+    ASSERT_EQ(r.rc, 2) << r.err;
     const json doc = json::parse(r.out);
     ASSERT_EQ(doc["skipped"].size(), 1u);
     EXPECT_EQ(doc["skipped"][0]["bench"], "tokenizer");

@@ -31,17 +31,25 @@ TEST_F(JsonEnvelope, EveryCommandsJsonHasItAndTellsTheTruthAboutTheExitCode) {
         {"doctor --json --root " + box, "doctor"},  // exit 1
         {"topo --json --root " + cpu, "topo"},
         {"plan --json --model gpt2 --gpu h100-sxm", "plan"},
-        {"plan --json --model llama2-70b --gpu h100-sxm --gpus 1", "plan"},  // exit 1
+        {"plan --json --model llama2-70b --gpu h100-sxm --gpu-count 1", "plan"},  // exit 1
         {"plan --json --compare --model gpt2 --gpu h100-sxm,a100-80g-sxm", "plan"},
         {"tune show --json --root " + box, "tune show"},
         {"tune diff --json --root " + box, "tune diff"},
         {"bench list --json", "bench list"},
         {"watch --once --json --root " + box, "watch", nvml},  // exit 1: a lost GPU
         {"data tokenize --json --no-progress --tokenizer " + tokenizer_ + " --input " +
-             path("in.jsonl") + " --append-eod --output " + prefix,
+             path("in.jsonl") + " --append-eod --output-prefix " + prefix,
          "data tokenize"},
         {"data inspect --json --tokenizer " + tokenizer_ + " " + prefix, "data inspect"},
         {"data verify --json " + prefix, "data verify"},
+        {"doctor --list --json", "doctor --list"},
+        {"plan --list --json", "plan --list"},
+        {"collect --json --root " + cpu, "collect"},
+        {"tune apply --dry-run --json --root " + box, "tune apply"},
+        {"tune status --json --root " + box, "tune status"},
+        {"tune rollback --json --root " + box, "tune rollback"},
+        {"tune lock --json --root " + box, "tune lock"},
+        {"launch --print --json --root " + box + " -- true", "launch --print"},
     };
     int failing = 0;
     for (const auto& run : runs) {

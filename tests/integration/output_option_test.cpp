@@ -59,5 +59,38 @@ TEST_F(OutputOption, ARegularFileIsReplacedWhole) {
     EXPECT_NE(text.find("GPU0"), std::string::npos);
 }
 
+// The commands -o came to last: what they print goes to the file, nothing to stdout; and -v says
+// more than the plain run.
+TEST_F(OutputOption, EveryResultGoesToTheFileAndVerboseSaysMore) {
+    const std::string bin = std::string(TRAINRIG_BINARY);
+    const std::string box = fixture("article-box");
+    const std::string nvml = "TRAINRIG_FAKE_NVML=" + std::string(TRAINRIG_SOURCE_DIR) +
+                             "/tests/fixtures/nvml/article-box.json ";
+    // {} is where the options go
+    const std::vector<std::string> commands = {
+        nvml + bin + " watch --once --root " + box + " {}",
+        bin + " launch --print --root " + box + " {} -- true",
+        bin + " bench list {}",
+        bin + " topo --root " + box + " {}",
+        bin + " plan --list {}",
+        bin + " doctor --list {}",
+        bin + " tune show --root " + box + " {}",
+    };
+    const auto with = [](std::string c, const std::string& options) {
+        return c.replace(c.find("{}"), 2, options);
+    };
+    for (const auto& c : commands) {
+        SCOPED_TRACE(c);
+        fs::remove(dir_ / "out.txt");
+        const int rc = shell(with(c, "-o out.txt") + " > stdout.txt");
+        EXPECT_TRUE(rc == 0 || rc == 1) << rc;
+        EXPECT_EQ(slurp(dir_ / "stdout.txt"), "");
+        const auto plain = slurp(dir_ / "out.txt");
+        EXPECT_FALSE(plain.empty());
+        ASSERT_EQ(shell(with(c, "-v -o out.txt") + " > /dev/null 2> stderr.txt"), rc);
+        EXPECT_GT(slurp(dir_ / "out.txt").size() + slurp(dir_ / "stderr.txt").size(), plain.size());
+    }
+}
+
 }  // namespace
 }  // namespace trainrig::test

@@ -13,7 +13,7 @@ namespace {
 using json = nlohmann::json;
 
 const std::string kArticle =
-    "plan --model llama2-13b --gpu a100-80g-sxm --gpus 4 --seq 4096 --global-batch 128";
+    "plan --model llama2-13b --gpu a100-80g-sxm --gpu-count 4 --seq 4096 --global-batch 128";
 
 std::string hf(const std::string& name) {
     return std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/hf/" + name;
@@ -44,7 +44,7 @@ TEST(PlanCli, TheReadmesMinimumExampleFindsAMachine) {
 }
 
 TEST(PlanCli, TheTableHasNoExponentsAndChoosesOnlyWhatFits) {
-    auto r = run_trainrig("plan --model llama2-70b --gpu h100-sxm --gpus 8 --tokens 2e12");
+    auto r = run_trainrig("plan --model llama2-70b --gpu h100-sxm --gpu-count 8 --tokens 2e12");
     EXPECT_EQ(r.rc, 1) << r.err;  // does not fit on 8 without recompute
     EXPECT_EQ(r.out.find("e+"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("444 GFLOP/token"), std::string::npos) << r.out;
@@ -75,7 +75,7 @@ TEST(PlanCli, ArticleCaseJsonHasAVerdictPerZeroStage) {
 
 TEST(PlanCli, DoesNotFitIsExitOne) {
     auto doc =
-        run_json("plan --model llama2-13b --gpu a100-80g-sxm --gpus 4 --seq 4096 --zero 0", 1);
+        run_json("plan --model llama2-13b --gpu a100-80g-sxm --gpu-count 4 --seq 4096 --zero 0", 1);
     EXPECT_EQ(doc["fits"], false);
 }
 
@@ -84,7 +84,7 @@ TEST(PlanCli, CompareRanksMachinesAndUsesTheCatalogFile) {
         std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/plan/catalog.toml";
     auto doc = run_json(
         "plan --model llama2-13b --compare --gpu a100-80g-sxm,h100-sxm,rtx4090 "
-        "--gpus 4,8 --seq 4096 --global-batch 128 --tokens 2B --catalog " +
+        "--gpu-count 4,8 --seq 4096 --global-batch 128 --tokens 2B --catalog " +
             catalog,
         0);
     EXPECT_EQ(doc["schema"], "trainrig.plan.compare");
@@ -99,20 +99,20 @@ TEST(PlanCli, CompareRanksMachinesAndUsesTheCatalogFile) {
     }
     EXPECT_EQ(rows[4]["ok"], false);
     EXPECT_EQ(rows[4]["gpu"], "rtx4090");
-    auto table =
-        run_trainrig("plan --model llama2-13b --compare --gpu a100-80g-sxm --gpus 1,4 --seq 4096");
+    auto table = run_trainrig(
+        "plan --model llama2-13b --compare --gpu a100-80g-sxm --gpu-count 1,4 --seq 4096");
     EXPECT_EQ(table.rc, 0) << table.err;
     EXPECT_NE(table.out.find("Not these:"), std::string::npos);
 }
 
 TEST(PlanCli, ReadsRealConfigFiles) {
     auto doc = run_json("plan --model-config " + hf("Qwen2.5-7B-Instruct.json") +
-                            " --gpu h100-sxm --gpus 8 --seq 2048",
+                            " --gpu h100-sxm --gpu-count 8 --seq 2048",
                         0);
     EXPECT_EQ(doc["parameters"]["total"], 7'615'616'512LL);
     EXPECT_EQ(doc["model"]["kv_heads"], 4);
-    doc = run_json("plan --model-config " + hf("gpt2.json") + " --gpu rtx4090 --gpus 1 --seq 1024",
-                   0);
+    doc = run_json(
+        "plan --model-config " + hf("gpt2.json") + " --gpu rtx4090 --gpu-count 1 --seq 1024", 0);
     EXPECT_EQ(doc["parameters"]["total"], 124'439'808);
 }
 
@@ -136,7 +136,7 @@ TEST(PlanCli, MinimumAndTargets) {
     EXPECT_EQ(doc["target"]["met"], true);
     EXPECT_EQ(doc["minimum"], doc["machine"]["gpus"]);
     doc = run_json(
-        "plan --model llama2-13b --gpu a100-80g-sxm --gpus 4 --seq 4096 "
+        "plan --model llama2-13b --gpu a100-80g-sxm --gpu-count 4 --seq 4096 "
         "--global-batch 128 --tokens 2B --deadline 1h",
         1);
     EXPECT_EQ(doc["target"]["met"], false);
@@ -147,28 +147,30 @@ TEST(PlanCli, MinimumAndTargets) {
 TEST(PlanCli, BadInputIsOneSentenceAndExitTwo) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"plan --model llama-13b --gpu h100-sxm", "unknown model \"llama-13b\""},
-        {"plan --model llama2-13b --gpu h100-sxm --gpus 6 --tp 3",
+        {"plan --model llama2-13b --gpu h100-sxm --gpu-count 6 --tp 3",
          "TP 3 does not divide the 40 attention heads"},
-        {"plan --model llama2-13b --gpu h100-sxm --gpus 0", "--gpus 0: at least 1 GPU is needed"},
+        {"plan --model llama2-13b --gpu h100-sxm --gpu-count 0",
+         "--gpu-count 0: at least 1 GPU is needed"},
         {"plan --model llama2-13b --gpu h100-sxm --seq -4", "--seq -4 is outside 1..1000000000"},
-        {"plan --model llama2-7b --gpu h100-sxm --gpus 8 --tp 0 --global-batch 8",
+        {"plan --model llama2-7b --gpu h100-sxm --gpu-count 8 --tp 0 --global-batch 8",
          "--tp 0 is outside"},
         {"plan --model llama2-7b --gpu h100-sxm --minimum --tp -2", "--tp -2 is outside"},
         {"plan --model llama2-7b --gpu h100-sxm --minimum --gpus-per-node 0", "--gpus-per-node 0"},
         {"plan --model llama2-7b --compare --tp 0 --global-batch 8", "--tp 0 is outside"},
-        {"plan --model llama2-7b --gpu h100-sxm --gpus 2147483647", "--gpus 2147483647 is outside"},
+        {"plan --model llama2-7b --gpu h100-sxm --gpu-count 2147483647",
+         "--gpu-count 2147483647 is outside"},
         {"plan --model llama2-7b --gpu h100-sxm --micro-batch 9223372036854775807",
          "--micro-batch"},
         {"plan --model llama2-7b --hidden 2000000000 --heads 1 --gpu h100-sxm",
          "hidden size is 2000000000"},
-        {"plan --model llama2-13b --gpu h100-sxm --gpus 8 --tp 3 --global-batch 7",
+        {"plan --model llama2-13b --gpu h100-sxm --gpu-count 8 --tp 3 --global-batch 7",
          "do not split into model replicas"},
         {"plan --model llama2-13b --gpu h100x", "unknown GPU \"h100x\""},
         {"plan --model llama2-13b", "no GPU: give --gpu ID"},
         {"plan --model llama2-13b --gpu h100-sxm --tokens lots",
          "--tokens \"lots\" is not a count"},
         {"plan --model-config /nonexistent/config.json --gpu h100-sxm", "/nonexistent/config.json"},
-        {"plan --model llama2-13b --gpu h100-sxm --gpus 8 --global-batch 12",
+        {"plan --model llama2-13b --gpu h100-sxm --gpu-count 8 --global-batch 12",
          "global batch 12 is not a multiple"},
         {"plan --model llama2-13b --gpu a100-80g-sxm --precision fp8",
          "no fp8 tensor-core throughput"},

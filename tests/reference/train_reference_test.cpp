@@ -30,7 +30,7 @@ TEST(TrainOnRealText, TinyGpt2LowersValidationLossByThreeNats) {
         auto r = test::run_trainrig(
             std::string(
                 "data tokenize --input-format text --tokenizer gpt2 --append-eod --input ") +
-                (work / (std::string(split) + ".txt")).string() + " --output " +
+                (work / (std::string(split) + ".txt")).string() + " --output-prefix " +
                 (work / split).string(),
             env);
         ASSERT_EQ(r.rc, 0) << r.err;

@@ -92,12 +92,13 @@ TEST(PlanPlanner, ImpossibleLayoutsAreOneSentence) {
     j.tp = 3;
     EXPECT_EQ(err(j, m), "TP 3 does not divide the 40 attention heads of llama2-13b");
     j.tp = 4;
-    EXPECT_EQ(err(j, m),
-              "6 GPUs do not split into model replicas of TP 4 x PP 1 = 4 GPUs; --gpus must be "
-              "a multiple of TP x PP");
+    EXPECT_EQ(
+        err(j, m),
+        "6 GPUs do not split into model replicas of TP 4 x PP 1 = 4 GPUs; --gpu-count must be "
+        "a multiple of TP x PP");
     j = {};
     m.gpus = 0;
-    EXPECT_EQ(err(j, m), "--gpus is 0; at least 1 GPU is needed");
+    EXPECT_EQ(err(j, m), "--gpu-count is 0; at least 1 GPU is needed");
     m = machine("a100-80g-sxm", 8);
     j.precision = Precision::kFp8;
     EXPECT_EQ(err(j, m), "A100 SXM4 80GB has no fp8 tensor-core throughput in the catalog");

@@ -14,6 +14,7 @@ packages=(
     libsimdjson-dev               # data: JSONL parsing, tokenizer.json
     libsentencepiece-dev sentencepiece  # data: SentencePiece models; spm_train for tests
     libzstd-dev zlib1g-dev        # data: .zst and .gz inputs
+    zstd                          # docs tests: the README's corpus.jsonl.zst example input
     libutf8proc-dev               # data: NFC normalization (Qwen2 tokenizer.json)
     liburing-dev                  # bench storage: O_DIRECT reads through io_uring
     libopenmpi-dev openmpi-bin    # train: data parallel under mpirun; bench nccl bootstrap

@@ -8,17 +8,22 @@
 #include <charconv>
 #include <cstdio>
 
+#include "commands/print_error.h"
 #include "core/atomic_file.h"
 #include "core/version.h"
 
 namespace trainrig {
 
-void declare_root_options(CLI::App& app, CollectOptions& opts) {
-    app.add_option("--root", opts.root,
+void declare_root_option(CLI::App& app, std::filesystem::path& root) {
+    app.add_option("--root", root,
                    "Read the machine under DIR instead of / (a copy of /proc, /sys, "
                    "/etc and /dev/kmsg, as in tests/fixtures/machines)")
         ->envname("TRAINRIG_ROOT")
         ->type_name("DIR");
+}
+
+void declare_root_options(CLI::App& app, CollectOptions& opts) {
+    declare_root_option(app, opts.root);
     app.add_option_function<double>(
            "--timeout",
            [&opts](double seconds) {
@@ -110,6 +115,12 @@ std::string json_result(nlohmann::json doc, std::string_view command, int exit_c
     doc["command"] = std::string(command);
     doc["exit_code"] = exit_code;
     return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+int emit_result(const char* command, const OutputOptions& opts, const std::string& text,
+                int exit_code) {
+    if (auto s = write_output(opts, text); !s.ok()) return print_error(command, s);
+    return exit_code;
 }
 
 Status write_output(const OutputOptions& opts, const std::string& text) {

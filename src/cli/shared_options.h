@@ -22,6 +22,8 @@ struct OutputOptions {
     std::optional<std::string> output;
 };
 
+// --root (and TRAINRIG_ROOT): the machine tree a command reads or changes instead of /.
+void declare_root_option(CLI::App& app, std::filesystem::path& root);
 // --root, --timeout: where the machine is read from.
 void declare_root_options(CLI::App& app, CollectOptions& opts);
 // Those, plus --data-dir and --env-file: what doctor and collect judge.
@@ -53,5 +55,9 @@ std::string json_result(nlohmann::json doc, std::string_view command, int exit_c
 
 // Writes text to the --output file (temp + fsync + rename) or to stdout.
 Status write_output(const OutputOptions& opts, const std::string& text);
+// How a command ends with its result: written as write_output does, then `exit_code`; a write
+// that fails is one sentence on stderr and exit 2.
+int emit_result(const char* command, const OutputOptions& opts, const std::string& text,
+                int exit_code = 0);
 
 }  // namespace trainrig

@@ -202,8 +202,7 @@ public:
         const std::string text =
             json_ ? json_result(bench::bench_document(result), "bench run", result.exit_code())
                   : bench::render_bench_text(result, verbose_);
-        if (auto s = write_output(output_, text); !s.ok()) return print_error("bench", s);
-        return result.exit_code();
+        return emit_result("bench", output_, text, result.exit_code());
     }
 
 private:
@@ -232,8 +231,7 @@ private:
                                     value.is_string() ? value.get<std::string>() : value.dump());
         }
         const std::string out = json_ ? json_result(std::move(doc), "bench list", 0) : text;
-        if (auto s = write_output(output_, out); !s.ok()) return print_error("bench", s);
-        return 0;
+        return emit_result("bench", output_, out, 0);
     }
 
     CLI::App* list_ = nullptr;

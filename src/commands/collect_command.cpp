@@ -72,8 +72,7 @@ public:
         if (!snap) return print_error(name(), snap.status());
         if (verbose_) std::fputs(snapshot_digest(*snap).c_str(), stderr);
         const auto text = json_result(snapshot_to_json(*snap), name(), 0);
-        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
-        return 0;
+        return emit_result(name(), output_, text, 0);
     }
 
 private:

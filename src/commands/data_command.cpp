@@ -271,10 +271,7 @@ private:
         return out;
     }
 
-    int emit(const std::string& text, int code) {
-        if (auto s = write_output(output_, text); !s.ok()) return print_error("data", s);
-        return code;
-    }
+    int emit(const std::string& text, int code) { return emit_result("data", output_, text, code); }
 
     CLI::App* tokenize_ = nullptr;
     CLI::App* inspect_ = nullptr;

@@ -155,8 +155,7 @@ public:
         else
             text = render_table(report, verbose_,
                                 !output_.output && color_wanted(stdout, global.no_color));
-        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
-        return doctor_exit_code(report.findings, strict_);
+        return emit_result(name(), output_, text, doctor_exit_code(report.findings, strict_));
     }
 
 private:
@@ -176,8 +175,7 @@ private:
                 for (const auto& r : all_rules())
                     text += fmt::format("\n{}\n  {}\n", r.id, join(r.refs, "\n  "));
         }
-        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
-        return 0;
+        return emit_result(name(), output_, text, 0);
     }
 
     CollectOptions collect_;

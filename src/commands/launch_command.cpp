@@ -197,10 +197,7 @@ private:
         return out + "\n";
     }
 
-    int emit(const std::string& text) {
-        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
-        return 0;
-    }
+    int emit(const std::string& text) { return emit_result(name(), output_, text); }
 
     int run_launcher(const std::vector<GpuPlace>& places, std::vector<int> selected) {
         if (selected.empty())

@@ -274,10 +274,7 @@ public:
     }
 
 private:
-    int emit(const std::string& text, int code) {
-        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
-        return code;
-    }
+    int emit(const std::string& text, int code) { return emit_result(name(), output_, text, code); }
 
     PlanOptions o_;
     OutputOptions output_;

@@ -66,8 +66,7 @@ public:
             if (verbose_) text += device_list(matrix);
             if (!nvml_error.empty()) text += "\nNVML: " + nvml_error + "\n";
         }
-        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
-        return 0;
+        return emit_result(name(), output_, text, 0);
     }
 
 private:

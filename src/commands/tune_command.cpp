@@ -57,11 +57,7 @@ public:
                             "Restore files edited since apply too (the edits are kept in the "
                             "backup)");
         for (auto* sub : {rollback_, status_}) {
-            sub->add_option("--root", collect_.root,
-                            "Read the machine under DIR instead of / (a copy of /proc, /sys, "
-                            "/etc and /dev/kmsg, as in tests/fixtures/machines)")
-                ->envname("TRAINRIG_ROOT")
-                ->type_name("DIR");
+            declare_root_option(*sub, collect_.root);
             declare_output_options(*sub, output_);
         }
         for (auto* sub : {show_, diff_, apply_}) {
@@ -84,9 +80,10 @@ public:
         declare_json_option(*apply_, json_, "trainrig.tune.apply");
         declare_json_option(*rollback_, json_, "trainrig.tune.rollback");
         declare_json_option(*status_, json_, "trainrig.tune.status");
-        declare_json_option(*lock_, json_,
-                            "trainrig.lock, always JSON: the flag is accepted for scripts that "
-                            "pass it to every command");
+        declare_json_option(
+            *lock_, json_,
+            "trainrig.stack.lock, always JSON: the flag is accepted for scripts that "
+            "pass it to every command");
         declare_verbose_option(*show_, verbose_, "the doctor check that judges each setting");
         declare_verbose_option(*diff_, verbose_, "why each live value changes");
         declare_verbose_option(*apply_, verbose_, "the files' changes as a unified diff");
@@ -144,8 +141,7 @@ public:
         else
             text = diff_->parsed() ? tune::render_diff(*profile, verbose_)
                                    : tune::render_show(*profile, verbose_);
-        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
-        return 0;
+        return emit_result(name(), output_, text, 0);
     }
 
 private:
@@ -226,7 +222,7 @@ private:
             for (const auto& [what, version] : lock.versions)
                 std::fprintf(stderr, "  %-20s %s\n", what.c_str(), version.c_str());
         // The lock file is JSON either way; it carries the envelope too (docs/cli.md).
-        return emit(json_result(nlohmann::json::parse(stack_lock_to_text(lock)), "tune lock", 0));
+        return emit(json_result(stack_lock_to_json(lock), "tune lock", 0));
     }
 
     int run_restore(const RootFs& rootfs) {
@@ -288,8 +284,7 @@ private:
     }
 
     int emit(const std::string& text, int code = 0) {
-        if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
-        return code;
+        return emit_result(name(), output_, text, code);
     }
 
     CLI::App* show_ = nullptr;

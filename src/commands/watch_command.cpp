@@ -327,8 +327,7 @@ private:
                         text += fmt::format("{}: {}\n", a.rule, a.remedy);
             }
         }
-        if (auto s = write_output(output_, text); !s.ok()) return print_error("watch report", s);
-        return 0;
+        return emit_result("watch report", output_, text, 0);
     }
 
     // SIGHUP: read the rules file again; a file with a mistake keeps the rules in force.

@@ -29,14 +29,19 @@ std::map<std::string, std::string> stack_versions(const Snapshot& s) {
     return v;
 }
 
-std::string stack_lock_to_text(const StackLock& lock) {
+nlohmann::json stack_lock_to_json(const StackLock& lock) {
     nlohmann::json profile = nlohmann::json::object();
     for (const auto& [path, content] : lock.profile)
         profile[path] = content ? nlohmann::json(*content) : nlohmann::json();
     nlohmann::json doc = {{"schema", "trainrig.stack.lock"}, {"schema_version", 1},
                           {"created", lock.created},         {"host", lock.host},
                           {"versions", lock.versions},       {"profile", profile}};
-    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    return doc;
+}
+
+std::string stack_lock_to_text(const StackLock& lock) {
+    return stack_lock_to_json(lock).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+           "\n";
 }
 
 Result<StackLock> stack_lock_from_text(std::string_view text, std::string_view where) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,7 @@ struct StackLock {
 // torch, torch_cuda, torch_nccl; unknown ones are absent.
 std::map<std::string, std::string> stack_versions(const Snapshot& s);
 
+nlohmann::json stack_lock_to_json(const StackLock& lock);
 std::string stack_lock_to_text(const StackLock& lock);
 Result<StackLock> stack_lock_from_text(std::string_view text, std::string_view where);
 

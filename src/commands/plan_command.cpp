@@ -9,6 +9,7 @@
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "plan/model_catalog.h"
+#include "plan/model_overview.h"
 #include "plan/plan_inputs.h"
 #include "plan/render_plan.h"
 
@@ -206,6 +207,7 @@ public:
              "--global-batch 128",
              "trainrig plan --model llama3-8b --compare --gpu-count 4,8,16 --tokens 10B",
              "trainrig plan --model llama2-70b --gpu h100-sxm --minimum --explain",
+             "trainrig plan --model llama2-7b   # its figures, and the GPUs it fits on",
              "trainrig plan --list --json"},
             "Exit status: 0 the job fits (and meets the target), 1 it does not, 2 bad input.\n"
             "Formulas, sources and the catalog file format: docs/plan.md.");
@@ -223,6 +225,13 @@ public:
         r.vary_tp = !global.typed("--tp");
         r.vary_pp = !global.typed("--pp");
         r.vary_recompute = !global.typed("--recompute");
+        if (!o_.compare && o_.gpu.empty()) {
+            const auto overview = model_overview(in->model, in->job, in->catalog, r);
+            const int code = overview.any_fits() ? 0 : 1;
+            return emit(json_ ? json_result(model_overview_json(overview), name(), code)
+                              : render_model_overview(overview),
+                        code);
+        }
         if (o_.compare) {
             const auto rows = compare_machines(in->model, in->job, in->catalog, r);
             const bool any = !rows.empty() && rows.front().plan && rows.front().why_not.empty();

@@ -48,6 +48,11 @@ std::string grouped(int64_t v) {
 
 std::string gb(double bytes) { return three(bytes / 1e9) + " GB"; }
 
+std::string billions(double params) {
+    if (params >= 1e9) return fmt::format("{:.2f}B", params / 1e9);
+    return fmt::format("{:.1f}M", params / 1e6);
+}
+
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
 std::string seconds(double s) {

@@ -261,9 +261,14 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
     }
     if (o.compare && o.minimum) return invalid_input("give --compare or --minimum, not both");
     if (!o.compare) {
-        if (o.gpu.size() != 1)
-            return invalid_input(o.gpu.empty() ? "no GPU: give --gpu ID"
-                                               : "--gpu takes one id (several only with --compare)",
+        // No --gpu: the model's own figures and the GPUs it fits on (plan_command), unless a
+        // count or --minimum asks about one GPU.
+        if (o.gpu.empty() && (o.minimum || !o.gpu_count.empty()))
+            return invalid_input(
+                fmt::format("{} needs --gpu ID", o.minimum ? "--minimum" : "--gpu-count"),
+                fmt::format("known: {}", in.catalog.gpu_ids()));
+        if (o.gpu.size() > 1)
+            return invalid_input("--gpu takes one id (several only with --compare)",
                                  fmt::format("known: {}", in.catalog.gpu_ids()));
         if (o.gpu_count.size() > 1)
             return invalid_input("--gpu-count takes one count (several only with --compare)");

@@ -12,11 +12,6 @@ using nlohmann::json;
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-std::string billions(double params) {
-    if (params >= 1e9) return fmt::format("{:.2f}B", params / 1e9);
-    return fmt::format("{:.1f}M", params / 1e6);
-}
-
 std::string g(double bytes) { return bytes > 0 ? fmt::format("{:.1f}", bytes / kGiB) : "-"; }
 
 std::string money(double usd) {

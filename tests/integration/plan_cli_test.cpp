@@ -144,6 +144,33 @@ TEST(PlanCli, MinimumAndTargets) {
     EXPECT_TRUE(doc["minimum"].is_null());
 }
 
+// No --gpu: the model's own figures and, per catalog GPU, the fewest that fit (what
+// `--gpu ID --minimum` answers for one), instead of a refusal.
+TEST(PlanCli, AModelAloneGetsItsFiguresAndTheGpusItFitsOn) {
+    auto doc = run_json("plan --model llama2-7b", 0);
+    EXPECT_EQ(doc["schema"], "trainrig.plan.model");
+    EXPECT_EQ(doc["model"]["params"], 6738415616);  // Llama 2 7B as Meta publishes it
+    EXPECT_GT(doc["flops_per_token"]["model"].get<double>(), 6 * 6.7e9);
+    const double states = doc["model_states_bytes"]["weights"].get<double>() +
+                          doc["model_states_bytes"]["gradients"].get<double>() +
+                          doc["model_states_bytes"]["optimizer"].get<double>();
+    EXPECT_NEAR(states / 6738415616.0, 16.0, 0.5);  // mixed-precision Adam: 16 bytes/param
+    bool h100 = false;
+    for (const auto& f : doc["fits"]) {
+        if (f["gpu"] != "h100-sxm") continue;
+        h100 = true;
+        // The same answer as asking for this GPU alone.
+        auto one = run_json("plan --model llama2-7b --gpu h100-sxm --minimum", 0);
+        EXPECT_EQ(f["gpus"], one["minimum"]);
+        EXPECT_LE(f["memory_bytes"].get<double>(), f["capacity_bytes"].get<double>());
+    }
+    EXPECT_TRUE(h100);
+    auto r = run_trainrig("plan --model llama2-7b");
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.out.find("e+"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("h100-sxm"), std::string::npos) << r.out;
+}
+
 TEST(PlanCli, BadInputIsOneSentenceAndExitTwo) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"plan --model llama-13b --gpu h100-sxm", "unknown model \"llama-13b\""},
@@ -166,7 +193,8 @@ TEST(PlanCli, BadInputIsOneSentenceAndExitTwo) {
         {"plan --model llama2-13b --gpu h100-sxm --gpu-count 8 --tp 3 --global-batch 7",
          "do not split into model replicas"},
         {"plan --model llama2-13b --gpu h100x", "unknown GPU \"h100x\""},
-        {"plan --model llama2-13b", "no GPU: give --gpu ID"},
+        {"plan --model llama2-13b --gpu-count 4", "--gpu-count needs --gpu ID"},
+        {"plan --model llama2-13b --minimum", "--minimum needs --gpu ID"},
         {"plan --model llama2-13b --gpu h100-sxm --tokens lots",
          "--tokens \"lots\" is not a count"},
         {"plan --model-config /nonexistent/config.json --gpu h100-sxm", "/nonexistent/config.json"},

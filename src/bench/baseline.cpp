@@ -51,6 +51,7 @@ void apply_baseline(std::vector<BenchRecord>& records, const Baseline& baseline)
         if (it == baseline.medians.end()) continue;
         r.expected = it->second;
         r.expected_source = fmt::format("median of the same measurement in {}", baseline.path);
+        r.no_expectation.clear();
     }
 }
 

@@ -30,10 +30,13 @@ nlohmann::json record_json(const BenchRecord& r, const Thresholds& t) {
                         {"counted", r.counted},
                         {"expected", nullptr},
                         {"expected_source", nullptr},
+                        {"no_expectation", nullptr},
                         {"ratio", nullptr}};
     if (r.expected) {
         j["expected"] = *r.expected;
         j["expected_source"] = r.expected_source;
+    } else if (!r.no_expectation.empty()) {
+        j["no_expectation"] = r.no_expectation;
     }
     if (const auto q = ratio(r)) j["ratio"] = *q;
     j["verified"] = r.verified ? nlohmann::json(*r.verified) : nlohmann::json(nullptr);
@@ -142,10 +145,12 @@ std::string render_bench_text(const BenchRun& run, bool verbose) {
                            r.expected ? human_value(*r.expected, r.unit) : "-",
                            q ? fmt::format("{:.2f}", *q) : "-", 100 * r.cv(), status);
         out += fmt::format("{:<10} {}\n", "", compact(r.params));
+        if (!r.expected && !r.no_expectation.empty())
+            out += fmt::format("{:<10} no expected value: {}\n", "", r.no_expectation);
         if (verbose) {
             std::string samples;
-            for (double v : r.samples)
-                samples += (samples.empty() ? "" : ", ") + human_value(v, r.unit);
+            for (double sample : r.samples)
+                samples += (samples.empty() ? "" : ", ") + human_value(sample, r.unit);
             out += fmt::format("{:<10} samples: {}\n", "", samples);
         }
     }

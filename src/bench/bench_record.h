@@ -20,8 +20,9 @@ struct BenchRecord {
     nlohmann::json counted = nlohmann::json::object();  // bytes, operations ... per sample
     std::optional<double> expected;                     // what this hardware should reach
     std::string expected_source;                        // where `expected` comes from
-    std::optional<bool> verified;                       // the benchmark's own data check
-    std::string verify_detail;                          // what was checked, or what was wrong
+    std::string no_expectation;    // without `expected`: why ("virtual disk: ...")
+    std::optional<bool> verified;  // the benchmark's own data check
+    std::string verify_detail;     // what was checked, or what was wrong
 
     double median() const;
     double min() const;

@@ -128,13 +128,24 @@ double number(const nlohmann::json& j, const char* key, double fallback = 0) {
     return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
-std::optional<Expectation> cpu_mem(const BenchRecord& r, const nlohmann::json& machine) {
+Reference none(std::string why) { return {std::nullopt, std::move(why)}; }
+Reference some(double value, std::string source) {
+    return {Expectation{value, std::move(source)}, {}};
+}
+
+Reference cpu_mem(const BenchRecord& r, const nlohmann::json& machine) {
     const auto it = machine.find("cpu");
     const nlohmann::json cpu =
         it != machine.end() && it->is_object() ? *it : nlohmann::json::object();
-    if (flag(cpu, "virtual")) return std::nullopt;  // channels shared with other guests
+    if (flag(cpu, "virtual"))
+        return none(
+            "virtual machine: its memory channels are shared with other guests, so "
+            "no ceiling is known");
     const CpuMemoryPlatform* p = cpu_memory_platform(cpu);
-    if (!p) return std::nullopt;
+    if (!p)
+        return none(fmt::format(
+            "no memory-channel reference for this CPU ({})",
+            text(cpu, "model_name").empty() ? "model unknown" : text(cpu, "model_name")));
     const double sockets = std::max(1.0, number(machine, "packages", 1));
     // Memory-only nodes (CXL, HBM) have no cores to run on and hold none of the DDR channels.
     const double nodes =
@@ -144,27 +155,40 @@ std::optional<Expectation> cpu_mem(const BenchRecord& r, const nlohmann::json& m
     const double peak = p->bytes_per_s() * (per_node ? sockets / nodes : sockets);
     const double share = r.name == "copy" ? kCopyCountedShare : kTriadCountedShare;
     const double factor = kStreamEfficiency * share;
-    return Expectation{
-        factor * peak,
-        fmt::format("{:.0f} % of {} channels × {} MT/s × 8 B = {:.1f} GB/s {} ({}; {})",
-                    100 * factor, p->channels, p->mega_transfers, peak / 1e9,
-                    per_node ? "for this node's share of the channels" : "for all sockets", p->name,
-                    p->source)};
+    return some(factor * peak,
+                fmt::format("{:.0f} % of {} channels × {} MT/s × 8 B = {:.1f} GB/s {} ({}; {})",
+                            100 * factor, p->channels, p->mega_transfers, peak / 1e9,
+                            per_node ? "for this node's share of the channels" : "for all sockets",
+                            p->name, p->source));
 }
 
-std::optional<Expectation> storage(const BenchRecord& r) {
-    if (r.name != "seq-read" || text(r.target, "kind") != "nvme") return std::nullopt;
+Reference storage(const BenchRecord& r) {
+    const std::string kind = text(r.target, "kind");
+    if (kind == "virtual") return none("virtual disk: the storage ceiling is unknown");
+    if (kind != "nvme")  // kinds as probe_storage.cpp names them
+        return none(
+            fmt::format("the disk is {}: only NVMe drives are judged, against their "
+                        "PCIe link",
+                        kind == "hdd"   ? "a hard disk"
+                        : kind == "ssd" ? "a SATA/SAS SSD"
+                                        : "of unknown kind"));
+    if (r.name != "seq-read")
+        return none("only sequential reads are judged (against the drive's PCIe link)");
     const double gts = number(r.target, "pcie_gts");
     const int lanes = static_cast<int>(number(r.target, "pcie_width"));
-    if (gts <= 0 || lanes <= 0) return std::nullopt;
+    if (gts <= 0 || lanes <= 0) return none("the drive's PCIe link was not read");
     const double link = pcie_bytes_per_s(gts, lanes);
-    return Expectation{kNvmeSeqEfficiency * link,
-                       fmt::format("{:.0f} % of the drive's PCIe link ({} GT/s x{} = {:.2f} GB/s)",
-                                   100 * kNvmeSeqEfficiency, gts, lanes, link / 1e9)};
+    return some(kNvmeSeqEfficiency * link,
+                fmt::format("{:.0f} % of the drive's PCIe link ({} GT/s x{} = {:.2f} GB/s)",
+                            100 * kNvmeSeqEfficiency, gts, lanes, link / 1e9));
 }
 
-std::optional<Expectation> host_copy(const BenchRecord& r) {
-    if (r.name != "pinned" || r.target.contains("gpus")) return std::nullopt;
+Reference host_copy(const BenchRecord& r) {
+    if (r.name != "pinned") return none("only copies from pinned memory are judged");
+    if (r.target.contains("gpus"))
+        return none(
+            "copies to several GPUs at once share the host's links: no one link to "
+            "judge against");
     double gts = number(r.target, "pcie_gts");
     if (gts <= 0) {
         // Generation to transfer rate: 2.5, 5, 8, 16, 32, 64 GT/s.
@@ -173,60 +197,62 @@ std::optional<Expectation> host_copy(const BenchRecord& r) {
         gts = gen >= 1 && gen <= 6 ? kRate[gen] : 0;
     }
     const int lanes = static_cast<int>(number(r.target, "pcie_width"));
-    if (gts <= 0 || lanes <= 0) return std::nullopt;
+    if (gts <= 0 || lanes <= 0) return none("the GPU's PCIe link was not read");
     const double link = pcie_bytes_per_s(gts, lanes);
-    return Expectation{kPinnedCopyEfficiency * link,
-                       fmt::format("{:.0f} % of the GPU's PCIe link ({} GT/s x{} = {:.1f} GB/s; "
-                                   ")",
-                                   100 * kPinnedCopyEfficiency, gts, lanes, link / 1e9)};
+    return some(kPinnedCopyEfficiency * link,
+                fmt::format("{:.0f} % of the GPU's PCIe link ({} GT/s x{} = {:.1f} GB/s; "
+                            ")",
+                            100 * kPinnedCopyEfficiency, gts, lanes, link / 1e9));
 }
 
 // all_reduce bus bandwidth on large messages over the GPU's usual link inside one server: the
 // link's per-direction rate × the busbw fraction nccl-tests measure on it (plan catalog).
-std::optional<Expectation> nccl(const BenchRecord& r, const plan::GpuSpec& g,
-                                const plan::HardwareCatalog& catalog) {
+Reference nccl(const BenchRecord& r, const plan::GpuSpec& g, const plan::HardwareCatalog& catalog) {
     const double ranks = number(r.target, "ranks");
-    if (r.name != "all_reduce" || number(r.params, "size_bytes") < kNcclLargeBytes || ranks < 2 ||
-        ranks > g.gpus_per_node)
-        return std::nullopt;
+    if (r.name != "all_reduce") return none("only all_reduce is judged");
+    if (number(r.params, "size_bytes") < kNcclLargeBytes)
+        return none("messages under 256 MiB are below NCCL's bandwidth plateau");
+    if (ranks < 2 || ranks > g.gpus_per_node)
+        return none("only all_reduce among the GPUs of one server is judged");
     const plan::LinkSpec* link = catalog.link(g.intra_link);
-    if (!link || link->efficiency <= 0) return std::nullopt;
-    return Expectation{
-        link->bytes_per_s * link->efficiency,
-        fmt::format("{}: {:.0f} GB/s per direction × all_reduce busbw efficiency "
-                    "{:.2f} ({})",
-                    link->name, link->bytes_per_s / 1e9, link->efficiency, link->source)};
+    if (!link || link->efficiency <= 0)
+        return none(fmt::format("no all_reduce efficiency for the link {}", g.intra_link));
+    return some(link->bytes_per_s * link->efficiency,
+                fmt::format("{}: {:.0f} GB/s per direction × all_reduce busbw efficiency "
+                            "{:.2f} ({})",
+                            link->name, link->bytes_per_s / 1e9, link->efficiency, link->source));
 }
 
 // The reference trainer on a catalogued GPU: about half the dense bf16 peak as model FLOPs, as
 // llm.c reaches for GPT-2 (124M on 8x A100 ≈ 56 %, 1.5B on 8x H100 ≈ 47 %; FACTS.md §8), and
 // data-parallel scaling of at least 90 % of N x one GPU (the article's acceptance criterion,
 // §5.3).
-std::optional<Expectation> train(const BenchRecord& r, const plan::GpuSpec& g) {
+Reference train(const BenchRecord& r, const plan::GpuSpec& g) {
     if (r.name == "mfu")
-        return Expectation{kTrainMfu, fmt::format("{:.0f} % MFU on {} (llm.c's GPT-2 figures on "
-                                                  "A100/H100)",
-                                                  100 * kTrainMfu, g.name)};
+        return some(kTrainMfu, fmt::format("{:.0f} % MFU on {} (llm.c's GPT-2 figures on "
+                                           "A100/H100)",
+                                           100 * kTrainMfu, g.name));
     if (r.name == "scaling")
-        return Expectation{kTrainScaling,
-                           fmt::format("{:.0f} % of N x one GPU's tokens/s (the article's "
-                                       "multi-GPU acceptance criterion)",
-                                       100 * kTrainScaling)};
-    return std::nullopt;
+        return some(kTrainScaling, fmt::format("{:.0f} % of N x one GPU's tokens/s (the article's "
+                                               "multi-GPU acceptance criterion)",
+                                               100 * kTrainScaling));
+    return none("only MFU and data-parallel scaling are judged");
 }
 
-std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog& catalog) {
-    const plan::GpuSpec* g = catalog_gpu(text(r.target, "gpu_name"), catalog);
-    if (!g) return std::nullopt;
+Reference gpu(const BenchRecord& r, const plan::HardwareCatalog& catalog) {
+    const std::string name = text(r.target, "gpu_name");
+    if (name.empty()) return none("no hardware reference for this measurement");
+    const plan::GpuSpec* g = catalog_gpu(name, catalog);
+    if (!g) return none(fmt::format("no catalog entry for {}", name));
     if (r.bench == "hbm" && g->hbm_bytes_per_s > 0)
-        return Expectation{
-            kHbmCopyEfficiency * g->hbm_bytes_per_s,
-            fmt::format("{:.0f} % of {}'s {:.2f} TB/s ({})", 100 * kHbmCopyEfficiency, g->name,
-                        g->hbm_bytes_per_s / 1e12, g->source)};
+        return some(kHbmCopyEfficiency * g->hbm_bytes_per_s,
+                    fmt::format("{:.0f} % of {}'s {:.2f} TB/s ({})", 100 * kHbmCopyEfficiency,
+                                g->name, g->hbm_bytes_per_s / 1e12, g->source));
     if (r.bench == "gemm" || r.bench == "burn") {
         // gemm: only the best-shape summary has an expectation; single shapes are information.
         const std::string dtype = r.bench == "burn" ? "bf16" : text(r.params, "dtype");
-        if (r.bench == "gemm" && text(r.params, "summary") != "best") return std::nullopt;
+        if (r.bench == "gemm" && text(r.params, "summary") != "best")
+            return none("single shapes are information; the best-shape summary is judged");
         plan::Precision p;
         if (dtype == "bf16")
             p = plan::Precision::kBf16;
@@ -237,17 +263,16 @@ std::optional<Expectation> gpu(const BenchRecord& r, const plan::HardwareCatalog
         else if (dtype == "fp8")
             p = plan::Precision::kFp8;
         else
-            return std::nullopt;
+            return none(fmt::format("no {} peak in the catalog", dtype));
         const double peak = plan::peak_flops(*g, p);
-        if (peak <= 0) return std::nullopt;
-        return Expectation{
-            kGemmEfficiency * peak,
-            fmt::format("{:.0f} % of {}'s dense {} peak {:.0f} TFLOP/s ({})", 100 * kGemmEfficiency,
-                        g->name, dtype, peak / 1e12, g->source)};
+        if (peak <= 0) return none(fmt::format("no {} peak for {}", dtype, g->name));
+        return some(kGemmEfficiency * peak,
+                    fmt::format("{:.0f} % of {}'s dense {} peak {:.0f} TFLOP/s ({})",
+                                100 * kGemmEfficiency, g->name, dtype, peak / 1e12, g->source));
     }
     if (r.bench == "nccl") return nccl(r, *g, catalog);
     if (r.bench == "train") return train(r, *g);
-    return std::nullopt;
+    return none(fmt::format("no {} figure for {}", r.bench, g->name));
 }
 
 }  // namespace
@@ -295,20 +320,28 @@ const plan::GpuSpec* catalog_gpu(std::string_view gpu_name, const plan::Hardware
     return id ? catalog.gpu(id) : nullptr;
 }
 
-std::optional<Expectation> expectation_for(const BenchRecord& r, const nlohmann::json& machine,
-                                           const plan::HardwareCatalog& catalog) {
+Reference reference_for(const BenchRecord& r, const nlohmann::json& machine,
+                        const plan::HardwareCatalog& catalog) {
     if (r.bench == "cpu-mem") return cpu_mem(r, machine);
     if (r.bench == "storage") return storage(r);
     if (r.bench == "h2d" || r.bench == "d2h") return host_copy(r);
     return gpu(r, catalog);
 }
 
+std::optional<Expectation> expectation_for(const BenchRecord& r, const nlohmann::json& machine,
+                                           const plan::HardwareCatalog& catalog) {
+    return reference_for(r, machine, catalog).expected;
+}
+
 void apply_expectations(std::vector<BenchRecord>& records, const nlohmann::json& machine,
                         const plan::HardwareCatalog& catalog) {
     for (auto& r : records) {
-        if (auto e = expectation_for(r, machine, catalog)) {
-            r.expected = e->value;
-            r.expected_source = std::move(e->source);
+        auto ref = reference_for(r, machine, catalog);
+        if (ref.expected) {
+            r.expected = ref.expected->value;
+            r.expected_source = std::move(ref.expected->source);
+        } else {
+            r.no_expectation = std::move(ref.why_not);
         }
     }
 }

@@ -39,10 +39,20 @@ struct Expectation {
     std::string source;
 };
 
+// An expectation, or the sentence that says why a measurement has none ("virtual machine: its
+// memory channels are shared ..."), shown beside the measurement instead of a bare "info".
+struct Reference {
+    std::optional<Expectation> expected;
+    std::string why_not;
+};
+
+Reference reference_for(const BenchRecord& r, const nlohmann::json& machine,
+                        const plan::HardwareCatalog& catalog);
 std::optional<Expectation> expectation_for(const BenchRecord& r, const nlohmann::json& machine,
                                            const plan::HardwareCatalog& catalog);
 
 // Sets expected and expected_source on every record that has an expectation.
+// Sets expected and expected_source, or no_expectation, on every record.
 void apply_expectations(std::vector<BenchRecord>& records, const nlohmann::json& machine,
                         const plan::HardwareCatalog& catalog);
 

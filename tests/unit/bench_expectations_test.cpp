@@ -325,7 +325,8 @@ TEST_F(BenchExpectationFor, TrainingOnACataloguedGpu) {
     ASSERT_TRUE(mfu);
     EXPECT_DOUBLE_EQ(mfu->value, 0.50);
     EXPECT_TRUE(contains(mfu->source, "50 % MFU")) << mfu->source;
-    const auto scaling = expectation_for(record("train", "scaling", h200), json::object(), catalog_);
+    const auto scaling =
+        expectation_for(record("train", "scaling", h200), json::object(), catalog_);
     ASSERT_TRUE(scaling);
     EXPECT_DOUBLE_EQ(scaling->value, 0.90);
     // Throughput itself depends on the model and batch: information, not a verdict.
@@ -340,6 +341,39 @@ TEST_F(BenchExpectationFor, DataPathBenchmarksHaveNone) {
                                  catalog_));
     EXPECT_FALSE(expectation_for(record("loader", "batches", json::object()), genoa_machine(2, 2),
                                  catalog_));
+}
+
+// Without an expectation a record says why, and the reason names the cause a user can act on
+// or accept: a VM, a virtual disk, a CPU or GPU with no reference, a measurement never judged.
+TEST_F(BenchExpectationFor, NoExpectationSaysWhy) {
+    const auto why = [&](const BenchRecord& r, const json& machine) {
+        const auto ref = reference_for(r, machine, catalog_);
+        EXPECT_FALSE(ref.expected);
+        return ref.why_not;
+    };
+    json guest = genoa_machine(2, 2);
+    guest["cpu"]["virtual"] = true;
+    EXPECT_TRUE(
+        contains(why(record("cpu-mem", "triad", {{"cpus", "all"}}), guest), "virtual machine"));
+    json unknown = genoa_machine(2, 2);
+    unknown["cpu"]["model"] = 0xa0;
+    EXPECT_TRUE(contains(why(record("cpu-mem", "triad", {{"cpus", "all"}}), unknown),
+                         "no memory-channel reference for this CPU (AMD EPYC 9654"));
+    EXPECT_EQ(why(record("storage", "seq-read", {{"kind", "virtual"}}), json::object()),
+              "virtual disk: the storage ceiling is unknown");
+    EXPECT_TRUE(contains(why(record("storage", "seq-read", {{"kind", "ssd"}}), json::object()),
+                         "only NVMe drives are judged"));
+    EXPECT_TRUE(
+        contains(why(record("hbm", "copy", {{"gpu_name", "Radeon Instinct"}}), json::object()),
+                 "no catalog entry for Radeon Instinct"));
+    EXPECT_EQ(why(record("tokenizer", "bytes", json::object()), json::object()),
+              "no hardware reference for this measurement");
+    // Where there is an expectation, there is no reason.
+    const auto ref = reference_for(
+        record("storage", "seq-read", {{"kind", "nvme"}, {"pcie_gts", 16}, {"pcie_width", 4}}),
+        json::object(), catalog_);
+    EXPECT_TRUE(ref.expected);
+    EXPECT_EQ(ref.why_not, "");
 }
 
 TEST_F(BenchExpectationFor, ApplySetsValueAndSourceWhereThereIsOne) {

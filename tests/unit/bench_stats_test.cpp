@@ -173,7 +173,8 @@ TEST(BenchRecordJson, GoldenRecordWithAnExpectation) {
     const std::string golden =
         R"({"bench":"storage","counted":{"bytes":15000000000},"cv":0.2,"expected":5000000000.0,)"
         R"("expected_source":"the test","max":6000000000.0,"median":5000000000.0,)"
-        R"("min":4000000000.0,"name":"seq-read","params":{"block_bytes":1048576,"queue_depth":8},)"
+        R"("min":4000000000.0,"name":"seq-read","no_expectation":null,)"
+        R"("params":{"block_bytes":1048576,"queue_depth":8},)"
         R"("ratio":1.0,"samples":[6000000000.0,4000000000.0,5000000000.0],"status":"pass",)"
         R"("target":{"device":"nvme0n1","kind":"nvme"},"unit":"bytes/s","verified":true,)"
         R"("verify_detail":"all blocks ok"})";
@@ -188,10 +189,12 @@ TEST(BenchRecordJson, GoldenRecordWithoutExpectationOrCheck) {
     r.samples = {2.5};
     const std::string golden =
         R"({"bench":"tokenizer","counted":{},"cv":0.0,"expected":null,"expected_source":null,)"
-        R"("max":2.5,"median":2.5,"min":2.5,"name":"tokens","params":{},"ratio":null,)"
-        R"("samples":[2.5],"status":"info","target":{},"unit":"tokens/s","verified":null,)"
-        R"("verify_detail":""})";
+        R"("max":2.5,"median":2.5,"min":2.5,"name":"tokens","no_expectation":null,"params":{},)"
+        R"("ratio":null,"samples":[2.5],"status":"info","target":{},"unit":"tokens/s",)"
+        R"("verified":null,"verify_detail":""})";
     EXPECT_EQ(record_json(r, Thresholds{}).dump(), golden);
+    r.no_expectation = "no hardware reference for this measurement";
+    EXPECT_EQ(record_json(r, Thresholds{}).at("no_expectation"), r.no_expectation);
 }
 
 TEST(BenchRecordJson, StatusFollowsTheThresholds) {

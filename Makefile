@@ -37,7 +37,7 @@ test-asan: deps
 # libFuzzer harnesses in a separate clang build (ASan + UBSan), FUZZ_SECONDS each.
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DTRAINRIG_FUZZ=ON -DTRAINRIG_CUDA=OFF -DTRAINRIG_BUILD_BENCH=OFF >/dev/null
+	  -DCMAKE_UNITY_BUILD=OFF -DTRAINRIG_FUZZ=ON -DTRAINRIG_CUDA=OFF -DTRAINRIG_BUILD_BENCH=OFF >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target parsers_fuzzer data_fuzzer
 	@mkdir -p build-fuzz/corpus && build-fuzz/parsers_fuzzer -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=4096 build-fuzz/corpus tests/fuzz/seeds

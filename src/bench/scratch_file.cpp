@@ -26,7 +26,7 @@ uint64_t mix(uint64_t x) {  // splitmix64's finaliser
 
 double gib(uint64_t bytes) { return static_cast<double>(bytes) / 1073741824.0; }
 
-Status errno_status(const char* what, const std::string& dir) {
+Status dir_error(const char* what, const std::string& dir) {
     return Status{Errc::kIo, fmt::format("{} in {}: {}", what, dir, std::strerror(errno))};
 }
 
@@ -66,7 +66,7 @@ uint64_t scratch_margin_bytes(uint64_t filesystem_bytes) {
 Result<ScratchFile> ScratchFile::create(const std::string& dir, uint64_t bytes, uint64_t seed,
                                         const std::atomic<bool>* cancel) {
     struct statvfs vfs {};
-    if (::statvfs(dir.c_str(), &vfs) != 0) return errno_status("cannot read free space", dir);
+    if (::statvfs(dir.c_str(), &vfs) != 0) return dir_error("cannot read free space", dir);
     const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
     const uint64_t margin =
         scratch_margin_bytes(static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize);
@@ -84,13 +84,13 @@ Result<ScratchFile> ScratchFile::create(const std::string& dir, uint64_t bytes, 
                                       "reads there would measure the page cache, not a disk",
                                       dir),
                           "point --data-dir at a directory on the disk to measure"};
-        return errno_status("cannot create the test file", dir);
+        return dir_error("cannot create the test file", dir);
     }
     ScratchFile file(fd, bytes / kIoAlign * kIoAlign, seed);
     // posix_fallocate returns the error instead of setting errno.
     if (const int e = ::posix_fallocate(fd, 0, static_cast<off_t>(file.bytes_)); e == ENOSPC) {
         errno = e;
-        return errno_status("cannot allocate the test file", dir);
+        return dir_error("cannot allocate the test file", dir);
     }
 
     constexpr size_t kChunk = size_t{1} << 20;
@@ -107,11 +107,11 @@ Result<ScratchFile> ScratchFile::create(const std::string& dir, uint64_t bytes, 
             const ssize_t w =
                 ::pwrite(fd, buf.get() + done, n - done, static_cast<off_t>(off + done));
             if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) return errno_status("cannot write the test file", dir);
+            if (w <= 0) return dir_error("cannot write the test file", dir);
             done += static_cast<size_t>(w);
         }
     }
-    if (::fsync(fd) != 0) return errno_status("cannot flush the test file", dir);
+    if (::fsync(fd) != 0) return dir_error("cannot flush the test file", dir);
     file.write_seconds_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return file;

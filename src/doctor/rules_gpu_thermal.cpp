@@ -43,7 +43,8 @@ void check_temperature(const Snapshot& s, const RuleOptions&, Finding& f) {
             f.raise(status_of(v),
                     fmt::format("GPU {} is at {} °C, at or over its slowdown temperature {} °C",
                                 g->index, *t, *slow));
-        else if (v == Verdict::kWarn && slow && *slow - *t < kTemperatureMarginC)
+        else if (v == Verdict::kWarn && slow &&
+                 static_cast<double>(*slow - *t) < kTemperatureMarginC)
             f.raise(status_of(v), fmt::format("GPU {} is at {} °C, {} °C from slowdown", g->index,
                                               *t, *slow - *t));
         else if (v == Verdict::kWarn)

@@ -6,7 +6,7 @@ namespace trainrig::plan {
 
 namespace {
 constexpr const char* kPalm = "PaLM (Chowdhery et al. 2022, arXiv:2204.02311) App. B";
-constexpr const char* kKorthikanti = "Korthikanti et al. 2022 (arXiv:2205.05198) §5";
+constexpr const char* kKorthikantiFlops = "Korthikanti et al. 2022 (arXiv:2205.05198) §5";
 constexpr const char* kLoraSource =
     "Hu et al. 2021 (arXiv:2106.09685); frozen weights get no "
     "weight gradient, so backward is 2N instead of 4N";
@@ -94,12 +94,12 @@ TokenFlops token_flops(const ModelSpec& m, const ParamCounts& p, const JobSpec& 
                             "2·L·N_layer + 4·L·s·(H·Q)",
                             fmt::format("2 x {} x {} + 4 x {} x {} x {}", L,
                                         num(static_cast<double>(p.per_layer)), L, s, q),
-                            layers_fwd, "FLOP", kKorthikanti);
+                            layers_fwd, "FLOP", kKorthikantiFlops);
     } else if (j.recompute == Recompute::kSelective && !j.flash_attention) {
         f.recompute =
             d.add("flops.recompute_per_token",
                   "recomputed attention-core FLOPs per token (selective)", "4·L·s·(H·Q)",
-                  fmt::format("4 x {} x {} x {}", L, s, q), attn_fwd, "FLOP", kKorthikanti);
+                  fmt::format("4 x {} x {} x {}", L, s, q), attn_fwd, "FLOP", kKorthikantiFlops);
     }
     f.megatron =
         d.add("flops.megatron_per_token",

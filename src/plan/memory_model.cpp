@@ -13,7 +13,7 @@ namespace trainrig::plan {
 namespace {
 
 constexpr const char* kZeroPaper = "Rajbhandari et al. 2019 (arXiv:1910.02054) §3, §5";
-constexpr const char* kKorthikanti = "Korthikanti et al. 2022 (arXiv:2205.05198) §4, Table 2";
+constexpr const char* kKorthikantiMemory = "Korthikanti et al. 2022 (arXiv:2205.05198) §4, Table 2";
 constexpr const char* kDeepSpeed =
     "DeepSpeed estimate_zero2/zero3_model_states_mem_needs (stage_1_and_2.py, stage3.py)";
 // A bare PyTorch CUDA context with lazy module loading (CUDA >= 11.7): 300-430 MB measured
@@ -150,8 +150,9 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParamCounts& p, const J
         std::max(static_cast<double>(p.per_layer), static_cast<double>(m.vocab) * m.hidden) / j.tp;
     // DeepSpeed's estimator takes the largest single module's own parameters instead.
     const double largest_module =
-        std::max({static_cast<double>(m.vocab) * m.hidden, static_cast<double>(m.hidden) * m.ffn,
-                  static_cast<double>(m.hidden) * m.heads * m.head_dim});
+        std::max({static_cast<double>(m.vocab) * m.hidden,
+                  static_cast<double>(m.hidden) * static_cast<double>(m.ffn),
+                  static_cast<double>(m.hidden) * static_cast<double>(m.heads * m.head_dim)});
 
     if (j.convention == Convention::kDeepSpeed && zero >= 2 && !lora(j)) {
         // DeepSpeed counts model states only, over all GPUs, without TP or PP.
@@ -235,16 +236,16 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParamCounts& p, const J
         2 * e * s * b * m.hidden / r + 4 * s * b * static_cast<double>(m.vocab) / j.tp;
     if (d) {
         std::string parts, values;
-        for (const auto& part : layer_activation_parts(m, j)) {
-            parts += (parts.empty() ? "" : " + ") + part.what;
-            values += (values.empty() ? "" : " + ") + gb(part.bytes);
+        for (const auto& piece : layer_activation_parts(m, j)) {
+            parts += (parts.empty() ? "" : " + ") + piece.what;
+            values += (values.empty() ? "" : " + ") + gb(piece.bytes);
         }
         d->add("memory.activation_per_layer",
                fmt::format("activations of one layer, one micro-batch (s={}, b={}, TP={}{}, "
                            "recompute {}, flash attention {})",
                            j.seq, j.micro_batch, j.tp, r > 1 ? " with SP" : "",
                            recompute_name(j.recompute), j.flash_attention ? "on" : "off"),
-               parts, values, layer, "bytes", kKorthikanti);
+               parts, values, layer, "bytes", kKorthikantiMemory);
     }
     const double first_stage = layers_per_stage * layer * in_flight + remat;
     const double last_stage = layers_per_stage * layer + remat;
@@ -253,13 +254,13 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParamCounts& p, const J
                               "ceil(L/PP) x layer x min(PP, micro-batches) (+ one layer rebuilt)",
                               fmt::format("{} x {} x {} + {}", num(layers_per_stage), gb(layer),
                                           num(in_flight), gb(remat)),
-                              first_stage, kKorthikanti);
+                              first_stage, kKorthikantiMemory);
     } else {
         mem.activations =
             add("memory.activations", "activations per GPU",
                 "ceil(L/PP) x layer (+ one layer rebuilt under full recompute)",
                 fmt::format("{} x {} + {}", num(layers_per_stage), gb(layer), gb(remat)),
-                last_stage, kKorthikanti);
+                last_stage, kKorthikantiMemory);
         mem.logits = add("memory.logits", "output layer input and fp32 logits for the loss",
                          "2·e·s·b·h / SP + 4·s·b·V / TP",
                          fmt::format("2 x {} x {} x {} x {} / {} + 4 x {} x {} x {} / {}", e, s, b,

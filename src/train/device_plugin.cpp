@@ -15,12 +15,10 @@
 #include "train/train_plugin_abi.h"
 
 namespace trainrig::train {
-namespace {
 
-constexpr const char* kPluginName = "libtrainrig_train_cuda.so";
-
-// The plugin's entry points, resolved once.
-struct Api {
+// The plugin's entry points, resolved once. Named (not in the anonymous namespace below): the
+// DeviceWorld of device_plugin.h holds one.
+struct TrainPluginApi {
     int (*abi)();
     void (*free)(char*);
     char* (*unique_id)(unsigned char*, size_t, size_t*);
@@ -46,14 +44,18 @@ struct Api {
     uint64_t (*device_bytes)(trainrig_train_model*);
 };
 
+namespace {
+
+constexpr const char* kPluginName = "libtrainrig_train_cuda.so";
+
 template <class F>
 bool resolve(void* handle, const char* symbol, F& fn) {
     fn = reinterpret_cast<F>(::dlsym(handle, symbol));
     return fn != nullptr;
 }
 
-Result<const Api*> load_api() {
-    static const Result<Api> loaded = []() -> Result<Api> {
+Result<const TrainPluginApi*> load_api() {
+    static const Result<TrainPluginApi> loaded = []() -> Result<TrainPluginApi> {
         const PluginLibrary lib = load_plugin_library(kPluginName, "TRAINRIG_TRAIN_PLUGIN");
         if (!lib.handle)
             return Status(Errc::kUnsupported,
@@ -62,7 +64,7 @@ Result<const Api*> load_api() {
                                             "built without CUDA, or {} is not beside it",
                                             kPluginName)
                               : fmt::format("the cuda backend could not be loaded: {}", lib.error));
-        Api a{};
+        TrainPluginApi a{};
         void* h = lib.handle;
         const bool all = resolve(h, "trainrig_train_abi", a.abi) &&
                          resolve(h, "trainrig_train_free", a.free) &&
@@ -101,7 +103,7 @@ Result<const Api*> load_api() {
 }
 
 // A plugin answer: null, or "errc<TAB>sentence<TAB>next step" it allocated (train_plugin_abi.h).
-Status check(const Api& api, char* error) {
+Status check(const TrainPluginApi& api, char* error) {
     if (error == nullptr) return ok_status();
     const std::string text(error);
     api.free(error);
@@ -137,13 +139,14 @@ std::string to_hex(const unsigned char* bytes, size_t n) {
 
 class DeviceWorld {
 public:
-    DeviceWorld(const Api& api, trainrig_train_world* handle, int rank, int world, bool torchrun)
+    DeviceWorld(const TrainPluginApi& api, trainrig_train_world* handle, int rank, int world,
+                bool torchrun)
         : api_(api), handle_(handle), rank_(rank), world_(world), torchrun_(torchrun) {}
     ~DeviceWorld() { api_.world_close(handle_); }
     DeviceWorld(const DeviceWorld&) = delete;
     DeviceWorld& operator=(const DeviceWorld&) = delete;
 
-    const Api& api() const { return api_; }
+    const TrainPluginApi& api() const { return api_; }
     trainrig_train_world* handle() const { return handle_; }
     int rank() const { return rank_; }
     int world() const { return world_; }
@@ -151,7 +154,7 @@ public:
     DeviceInfo info;
 
 private:
-    const Api& api_;
+    const TrainPluginApi& api_;
     trainrig_train_world* handle_;
     int rank_, world_;
     bool torchrun_;
@@ -159,7 +162,7 @@ private:
 
 namespace {
 
-Result<DeviceInfo> describe(const Api& api, trainrig_train_world* w) {
+Result<DeviceInfo> describe(const TrainPluginApi& api, trainrig_train_world* w) {
     char* text = nullptr;
     TRAINRIG_TRY(check(api, api.world_device(w, &text)));
     const auto j = nlohmann::json::parse(text ? text : "", nullptr, false);
@@ -283,7 +286,7 @@ public:
 
 private:
     std::shared_ptr<DeviceWorld> w_;  // outlives the model
-    const Api& api_;
+    const TrainPluginApi& api_;
     trainrig_train_model* m_;
     ModelConfig config_;
     size_t total_;
@@ -299,7 +302,7 @@ private:
 Result<std::shared_ptr<DeviceWorld>> open_device_world(Communicator& host, bool alone) {
     auto api = load_api();
     if (!api.ok()) return api.status();
-    const Api& a = **api;
+    const TrainPluginApi& a = **api;
     int rank = host.rank(), world = host.world();
     bool torchrun = false;
     if (!alone && world == 1 && torchrun_world_size() > 1) {
@@ -369,7 +372,7 @@ Result<std::unique_ptr<Backend>> make_device_backend(std::shared_ptr<DeviceWorld
                                     {"batch", batch},
                                     {"seq", seq},
                                     {"bucket_bytes", kDefaultBucketBytes}};
-    const Api& a = w->api();
+    const TrainPluginApi& a = w->api();
     trainrig_train_model* m = nullptr;
     TRAINRIG_TRY(check(a, a.model_open(w->handle(), request.dump().c_str(), &m)));
     return std::unique_ptr<Backend>(new DeviceBackend(std::move(w), m, config));

@@ -88,7 +88,7 @@ TEST_F(CliContract, EveryLeafShowsAnExampleOfItselfInItsHelp) {
         EXPECT_NE(footer.find("Examples:\n"), std::string::npos) << l.path << " has no examples";
         // "  trainrig tune show" (or "  sudo trainrig tune apply") then a space or the line's end
         bool found = false;
-        for (const std::string line : {"\n  " + l.path, "\n  sudo " + l.path})
+        for (const std::string& line : {"\n  " + l.path, "\n  sudo " + l.path})
             for (auto at = footer.find(line); at != std::string::npos;
                  at = footer.find(line, at + 1)) {
                 const char next =
@@ -106,7 +106,9 @@ TEST_F(CliContract, SharedFlagsHaveOneMeaning) {
     for (const auto& l : leaves_) {
         for (const auto* opt : options_of(l.app)) {
             const auto& name = opt->get_name();
-            if (name == "--gpus") EXPECT_EQ(opt->get_description(), kGpuSelectionHelp) << l.path;
+            if (name == "--gpus") {
+                EXPECT_EQ(opt->get_description(), kGpuSelectionHelp) << l.path;
+            }
             if (name == "--output" || name == "--format" || name == "--timeout" ||
                 name == "--strict" || name == "--root") {
                 // The meaning is the head of the text; what follows " (" is this command's detail.

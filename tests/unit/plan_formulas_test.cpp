@@ -252,7 +252,8 @@ TEST(PlanFlops, LoraSkipsFrozenWeightGradients) {
     Derivation d;
     const auto ff = token_flops(m, p, full, d), fl = token_flops(m, p, lora, d);
     const double N = static_cast<double>(p.matmul);
-    EXPECT_NEAR(ff.backward - fl.backward, 2 * N - 4 * lora_params(m, 16, lora.lora_targets), 1);
+    EXPECT_NEAR(ff.backward - fl.backward,
+                2 * N - 4 * static_cast<double>(lora_params(m, 16, lora.lora_targets)), 1);
     EXPECT_DOUBLE_EQ(ff.model(), palm_flops_per_token(N, 32, 32, 128, 2048));
 }
 

@@ -86,8 +86,11 @@ TEST(GpuCount, GpuOnTheBusButNotInNvmlFails) {
 
 TEST(GpuCount, ExpectGpus) {
     auto s = healthy_gpus();
-    EXPECT_STATUS(judge_one("gpu.count", s, {4}), kPass);
-    EXPECT_STATUS(judge_one("gpu.count", s, {8}), kFail);
+    RuleOptions o;
+    o.expect_gpus = 4;
+    EXPECT_STATUS(judge_one("gpu.count", s, o), kPass);
+    o.expect_gpus = 8;
+    EXPECT_STATUS(judge_one("gpu.count", s, o), kFail);
 }
 
 TEST(GpuUniform, MixedKindsWarnAndOneGpuSkips) {

@@ -31,13 +31,13 @@ void randomize(cpu::GptCpu<T>& m, uint64_t seed, double scale) {
     for (T& p : m.params()) p = static_cast<T>(rng.normal() * scale);
 }
 
-struct Batch {
+struct ModelBatch {
     int B = 2, T = 5;
     std::vector<uint32_t> inputs, targets;
 };
 
-Batch micro_batch(int vocab, uint64_t seed) {
-    Batch b;
+ModelBatch micro_batch(int vocab, uint64_t seed) {
+    ModelBatch b;
     Rng rng(seed);
     for (int i = 0; i < b.B * b.T; ++i) {
         b.inputs.push_back(static_cast<uint32_t>(rng.next() % vocab));
@@ -49,7 +49,7 @@ Batch micro_batch(int vocab, uint64_t seed) {
 // A double-precision micro model with random parameters (seed) and the gradient of one batch.
 struct Backpropagated {
     cpu::GptCpu<double> model{micro_config()};
-    Batch batch;
+    ModelBatch batch;
     Backpropagated(uint64_t param_seed, uint64_t batch_seed) {
         randomize(model, param_seed, 0.3);
         batch = micro_batch(model.config().vocab, batch_seed);
@@ -62,7 +62,7 @@ struct Backpropagated {
 TEST(TrainGradients, EveryParameterMatchesFiniteDifferences) {
     Backpropagated run(7, 11);
     cpu::GptCpu<double>& m = run.model;
-    const Batch& b = run.batch;
+    const ModelBatch& b = run.batch;
     const std::vector<double> analytic = m.grads();
 
     const double h = 1e-5;
@@ -102,7 +102,7 @@ TEST(TrainGradients, PaddedVocabularyRowsGetNoGradient) {
 TEST(TrainGradients, GradientsAccumulateAcrossBackwardCalls) {
     Backpropagated run(9, 2);
     cpu::GptCpu<double>& m = run.model;
-    const Batch& b = run.batch;
+    const ModelBatch& b = run.batch;
     const std::vector<double> once = m.grads();
     m.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
     m.backward(0.5);
@@ -115,7 +115,7 @@ TEST(TrainGradients, FloatAgreesWithDouble) {
     randomize(md, 4, 0.3);
     for (size_t i = 0; i < md.params().size(); ++i)
         mf.params()[i] = static_cast<float>(md.params()[i]);
-    const Batch b = micro_batch(md.config().vocab, 8);
+    const ModelBatch b = micro_batch(md.config().vocab, 8);
     md.zero_grads();
     mf.zero_grads();
     const double ld = md.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
@@ -138,7 +138,7 @@ TEST(TrainGradients, ResultsDoNotDependOnTheThreadCount) {
         omp_set_num_threads(threads);
         cpu::GptCpu<float> m(c);
         m.init_weights(1);
-        Batch b;
+        ModelBatch b;
         b.B = 3;
         b.T = 16;
         Rng rng(5);
@@ -168,7 +168,7 @@ TEST(TrainModel, FreshWeightsPredictNearlyUniformly) {
     c.channels = 32;
     cpu::GptCpu<float> m(c);
     m.init_weights(42);
-    const Batch b = micro_batch(c.vocab, 1);
+    const ModelBatch b = micro_batch(c.vocab, 1);
     const double loss = m.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
     EXPECT_NEAR(loss, std::log(500.0), 0.1);
 }

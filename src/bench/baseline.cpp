@@ -50,6 +50,7 @@ void apply_baseline(std::vector<BenchRecord>& records, const Baseline& baseline)
         const auto it = baseline.medians.find(record_key(r));
         if (it == baseline.medians.end()) continue;
         r.expected = it->second;
+        r.expected_floor = false;  // a baseline is a typical figure: the tolerance applies
         r.expected_source = fmt::format("median of the same measurement in {}", baseline.path);
         r.no_expectation.clear();
     }

@@ -30,11 +30,13 @@ nlohmann::json record_json(const BenchRecord& r, const Thresholds& t) {
                         {"counted", r.counted},
                         {"expected", nullptr},
                         {"expected_source", nullptr},
+                        {"expected_floor", false},
                         {"no_expectation", nullptr},
                         {"ratio", nullptr}};
     if (r.expected) {
         j["expected"] = *r.expected;
         j["expected_source"] = r.expected_source;
+        j["expected_floor"] = r.expected_floor;
     } else if (!r.no_expectation.empty()) {
         j["no_expectation"] = r.no_expectation;
     }

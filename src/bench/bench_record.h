@@ -20,6 +20,7 @@ struct BenchRecord {
     nlohmann::json counted = nlohmann::json::object();  // bytes, operations ... per sample
     std::optional<double> expected;                     // what this hardware should reach
     std::string expected_source;                        // where `expected` comes from
+    bool expected_floor = false;   // `expected` is a bar: pass at or above it, no tolerance
     std::string no_expectation;    // without `expected`: why ("virtual disk: ...")
     std::optional<bool> verified;  // the benchmark's own data check
     std::string verify_detail;     // what was checked, or what was wrong

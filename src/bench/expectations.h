@@ -37,6 +37,9 @@ const plan::GpuSpec* catalog_gpu(std::string_view gpu_name, const plan::Hardware
 struct Expectation {
     double value = 0;
     std::string source;
+    // An acceptance bar rather than what the hardware typically reaches: a measurement passes
+    // at or above it, not within the --pass tolerance below it.
+    bool floor = false;
 };
 
 // An expectation, or the sentence that says why a measurement has none ("virtual machine: its

@@ -38,6 +38,8 @@ nlohmann::json storage_target(const std::string& dir) {
         if (!gts) break;
         t["pcie_gts"] = *gts;
         t["pcie_width"] = std::atoi(width->c_str());
+        if (auto max = fs.read_trimmed(pci + "/max_link_width"))
+            t["pcie_max_width"] = std::atoi(max->c_str());
         break;
     }
     return t;

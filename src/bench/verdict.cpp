@@ -23,7 +23,7 @@ Verdict judge(const BenchRecord& r, const Thresholds& t) {
     if (r.samples.empty()) return Verdict::kFail;  // nothing was measured
     const auto q = ratio(r);
     if (!q) return Verdict::kInfo;
-    if (*q >= t.pass) return Verdict::kPass;
+    if (*q >= (r.expected_floor ? 1.0 : t.pass)) return Verdict::kPass;
     if (*q >= t.warn) return Verdict::kWarn;
     return Verdict::kFail;
 }

@@ -1,6 +1,7 @@
 // The verdict on a measurement: its median against the expectation (pass at or above
-// `pass` × expected, warn at or above `warn` ×, fail below), and fail whenever the benchmark's
-// own data check found a wrong value. Without an expectation the verdict is "info".
+// `pass` × expected — at or above expected itself when the expectation is a floor, an acceptance
+// bar such as 90 % scaling —, warn at or above `warn` ×, fail below), and fail whenever the
+// benchmark's own data check found a wrong value. Without an expectation the verdict is "info".
 #pragma once
 
 #include <string>

@@ -1,5 +1,8 @@
 #include "doctor/nvml_gpus.h"
 
+#include "core/text.h"
+#include "nvml/nvml_api.h"
+
 namespace trainrig {
 
 std::optional<std::string> driver_unreachable(const Snapshot& s) {
@@ -37,6 +40,19 @@ std::string nvml_gpu_label(const NvmlGpu& g) {
     std::string bus = g.bus_id.is_known() ? g.bus_id.value() : "bus id unknown";
     if (g.name.is_known()) return fmt::format("GPU {} ({}, {})", g.index, bus, g.name.value());
     return fmt::format("GPU {} ({})", g.index, bus);
+}
+
+bool gpu_busy(const NvmlGpu& g) {
+    return g.clock_event_reasons.is_known() &&
+           !(g.clock_event_reasons.value() & nvml::kClocksEventGpuIdle);
+}
+
+const NvmlGpu* nvml_gpu_at(const Snapshot& s, std::string_view address) {
+    if (!s.nvml.is_known()) return nullptr;
+    for (const auto& g : s.nvml.value().gpus)
+        if (g.bus_id.is_known() && to_lower(g.bus_id.value()) == to_lower(std::string(address)))
+            return &g;
+    return nullptr;
 }
 
 const NvidiaGpuModel* gpu_model(const NvmlGpu& g) {

@@ -34,6 +34,12 @@ const NvmlFacts* need_nvml(const Snapshot& s, Finding& f);
 // "GPU 0 (0000:41:00.0, NVIDIA A100-SXM4-80GB)"
 std::string nvml_gpu_label(const NvmlGpu& g);
 
+// Whether the driver says the GPU is working: its clock event reasons are known and lack "GPU
+// idle". Unknown counts as idle, so an idle GPU's lowered link speed is never judged.
+bool gpu_busy(const NvmlGpu& g);
+// The NVML GPU at a PCI address ("0000:41:00.0"), or nullptr.
+const NvmlGpu* nvml_gpu_at(const Snapshot& s, std::string_view address);
+
 // The catalog entry of a GPU by its PCI device id, nullptr when unknown.
 const NvidiaGpuModel* gpu_model(const NvmlGpu& g);
 

@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "doctor/nvml_gpus.h"
 #include "doctor/rule.h"
+#include "policy/gpu_health.h"
 #include "topo/gpu_matrix.h"
 
 namespace trainrig {
@@ -61,22 +62,20 @@ void check_nvlink(const Snapshot& s, const RuleOptions&, Finding& f) {
                         down.empty() ? "" : fmt::format(" (down: {})", fmt::join(down, ", "))));
         table.push_back(
             {{"gpu", g->index}, {"up", up}, {"links", links->size()}, {"expected", expected}});
-        if (model && model->nvlink_on_board) {
-            if (up < expected)
-                f.raise(FindingStatus::kFail,
-                        fmt::format("GPU {} ({}): {} of its {} NVLinks are up", g->index,
-                                    model->name, up, expected));
-        } else if (model && expected > 0) {
-            // A bridged PCIe card: none up is a card without a bridge; some up is a bridge
-            // that is loose or a link that failed.
-            if (up > 0 && up < expected)
-                f.raise(FindingStatus::kWarn,
-                        fmt::format("GPU {} ({}): {} of the {} bridge NVLinks are up", g->index,
-                                    model->name, up, expected));
-        } else if (!down.empty() && up > 0) {
-            f.raise(FindingStatus::kWarn, fmt::format("GPU {}: {} of {} NVLinks are down", g->index,
-                                                      down.size(), links->size()));
-        }
+        const bool on_board = model && model->nvlink_on_board;
+        const auto verdict = policy::nvlink_verdict(
+            static_cast<unsigned>(up), static_cast<unsigned>(down.size()), expected, on_board);
+        if (verdict == policy::Verdict::kPass) continue;
+        if (on_board)
+            f.raise(status_of(verdict), fmt::format("GPU {} ({}): {} of its {} NVLinks are up",
+                                                    g->index, model->name, up, expected));
+        else if (expected > 0)  // a bridged PCIe card
+            f.raise(status_of(verdict),
+                    fmt::format("GPU {} ({}): {} of the {} bridge NVLinks are up", g->index,
+                                model->name, up, expected));
+        else
+            f.raise(status_of(verdict), fmt::format("GPU {}: {} of {} NVLinks are down", g->index,
+                                                    down.size(), links->size()));
     }
     if (read.skip_if_none(judged, "NVLink")) return;
     read.note_unsupported();

@@ -8,6 +8,7 @@
 #include "doctor/nvml_gpus.h"
 #include "doctor/rule.h"
 #include "nvml/nvml_api.h"
+#include "policy/gpu_health.h"
 
 namespace trainrig {
 
@@ -26,19 +27,19 @@ void check_pcie_link(const Snapshot& s, const RuleOptions&, Finding& f) {
         if (!gen || !gen_max || !width || !width_max) continue;
         ++judged;
         const int64_t* gpu_gen = g->pcie.gpu_gen_max.get();
-        // Unknown reasons: assume idle, since an idle GPU lowering its generation is normal.
-        const bool idle = !g->clock_event_reasons.is_known() ||
-                          (g->clock_event_reasons.value() & nvml::kClocksEventGpuIdle);
         f.evidence.push_back(fmt::format(
             "{}: Gen{} x{} (can do Gen{} x{}{})", nvml_gpu_label(*g), *gen, *width, *gen_max,
             *width_max, gpu_gen ? fmt::format("; the GPU alone Gen{}", *gpu_gen) : std::string()));
+        const auto verdict = policy::pcie_link_verdict(
+            static_cast<double>(*width), static_cast<double>(*width_max), static_cast<double>(*gen),
+            static_cast<double>(*gen_max), gpu_busy(*g));
         if (*width < *width_max)
-            f.raise(FindingStatus::kFail,
+            f.raise(status_of(verdict),
                     fmt::format("GPU {} runs at x{} of x{}: {} of its host bandwidth", g->index,
                                 *width, *width_max, *width * 2 == *width_max ? "half" : "part"));
-        if (*gen < *gen_max && !idle)
-            f.raise(FindingStatus::kWarn, fmt::format("GPU {} runs at Gen{} of Gen{} while busy",
-                                                      g->index, *gen, *gen_max));
+        else if (verdict != policy::Verdict::kPass)
+            f.raise(status_of(verdict), fmt::format("GPU {} runs at Gen{} of Gen{} while busy",
+                                                    g->index, *gen, *gen_max));
         if (gpu_gen && *gen_max < *gpu_gen)
             f.raise(FindingStatus::kWarn,
                     fmt::format("GPU {} can do Gen{} but the slot allows Gen{}", g->index, *gpu_gen,
@@ -52,14 +53,6 @@ void check_pcie_link(const Snapshot& s, const RuleOptions&, Finding& f) {
             "slot wired x8) and the firmware's PCIe link settings; an idle GPU lowering its "
             "generation is normal, one under load is not.";
     f.raise(FindingStatus::kPass, fmt::format("{} GPU(s) at full PCIe width", judged));
-}
-
-// DCGM's health watch: replays allowed per lane per minute, a bit error rate of 1e-12 at each
-// generation's transfer rate (Gen1..6: 2.5..64 GT/s). NVIDIA/DCGM
-// modules/health/DcgmHealthWatch.cpp, GetExpectedPcieReplayRate.
-double replay_limit_per_lane_minute(int64_t gen) {
-    static constexpr double kRate[] = {0.15, 0.3, 0.48, 0.96, 1.92, 3.84};
-    return kRate[std::clamp<int64_t>(gen, 1, 6) - 1];
 }
 
 void check_pcie_replay(const Snapshot& s, const RuleOptions&, Finding& f) {
@@ -77,19 +70,18 @@ void check_pcie_replay(const Snapshot& s, const RuleOptions&, Finding& f) {
         const uint64_t* count = read.get(*g, g->pcie.replay_count);
         if (!count) continue;
         ++judged;
-        // The link's full speed and width: the counter adds up over every state it was in.
-        const int64_t gen = g->pcie.gen_max.is_known() ? g->pcie.gen_max.value() : 4;
-        const int64_t lanes = g->pcie.width_max.is_known() ? g->pcie.width_max.value() : 16;
-        const double limit = replay_limit_per_lane_minute(gen) * static_cast<double>(lanes);
+        const auto gen = g->pcie.gen_max.optional();
+        const auto lanes = g->pcie.width_max.optional();
+        const double limit = policy::pcie_replay_limit_per_minute(gen, lanes);
         const double rate = static_cast<double>(*count) / minutes;
         f.evidence.push_back(fmt::format(
-            "{}: {} replays in {:.0f} min = {:.2f}/min (limit {:.2f}/min for Gen{} x{})",
-            nvml_gpu_label(*g), *count, minutes, rate, limit, gen, lanes));
+            "{}: {} replays in {:.0f} min = {:.2f}/min (limit {:.2f}/min for {})",
+            nvml_gpu_label(*g), *count, minutes, rate, limit, policy::pcie_link_name(gen, lanes)));
         if (rate > limit)
-            f.raise(FindingStatus::kWarn,
+            f.raise(status_of(policy::kPcieReplaysOverLimit),
                     fmt::format("GPU {}: {:.1f} PCIe replays per minute, over the {:.2f} that a "
-                                "healthy Gen{} x{} link allows",
-                                g->index, rate, limit, gen, lanes));
+                                "healthy {} link allows",
+                                g->index, rate, limit, policy::pcie_link_name(gen, lanes)));
     }
     if (read.skip_if_none(judged, "the PCIe replay counter")) return;
     read.note_unsupported();

@@ -97,7 +97,7 @@ void check_xid(const Snapshot& s, const RuleOptions&, Finding& f) {
     for (const auto& [gpu, c] : fallen) {
         bool has_79 = false;
         for (const auto& [key, xc] : counts)
-            has_79 = has_79 || (key.second == 79 && gpu.starts_with(key.first));
+            has_79 = has_79 || (key.second == kXidFallenOffBus && gpu.starts_with(key.first));
         f.evidence.push_back(fmt::format("{}: {} 'fallen off the bus' line(s), first {}: {}", gpu,
                                          c.count, at(c.first), c.example));
         if (has_79) continue;  // the same event as its Xid 79
@@ -105,13 +105,14 @@ void check_xid(const Snapshot& s, const RuleOptions&, Finding& f) {
         fatal += c.count;
         parts.push_back(fmt::format("{} fell off the bus", gpu));
         table.push_back({{"gpu", gpu},
-                         {"code", 79},
+                         {"code", kXidFallenOffBus},
                          {"count", c.count},
                          {"meaning", "GPU has fallen off the bus"},
                          {"severity", "fatal"},
                          {"first_usec", c.first},
                          {"last_usec", c.last}});
-        std::string action = fmt::format("Xid 79: {}", find_xid(79)->action);
+        std::string action =
+            fmt::format("Xid {}: {}", kXidFallenOffBus, find_xid(kXidFallenOffBus)->action);
         if (std::find(actions.begin(), actions.end(), action) == actions.end())
             actions.push_back(action);
     }

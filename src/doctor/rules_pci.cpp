@@ -4,8 +4,10 @@
 
 #include "core/text.h"
 #include "doctor/gpus.h"
+#include "doctor/nvml_gpus.h"
 #include "doctor/rule.h"
 #include "hw/nvidia_gpus.h"
+#include "policy/gpu_health.h"
 
 namespace trainrig {
 
@@ -163,7 +165,7 @@ void check_gpu_bar(const Snapshot& s, const RuleOptions&, Finding& f) {
 
 void check_gpu_link(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (!need(s.pci_devices, f)) return;
-    int judged = 0, slow = 0;
+    int judged = 0, slow = 0, idle_low = 0;
     for (const auto* g : select_gpus(s).gpus) {
         if (!need(g->current_link_width, f) || !need(g->max_link_width, f)) continue;
         if (g->current_link_width.is_absent() || g->max_link_width.is_absent()) continue;
@@ -173,28 +175,43 @@ void check_gpu_link(const Snapshot& s, const RuleOptions&, Finding& f) {
         if (g->current_link_speed.is_known() && g->max_link_speed.is_known())
             speeds = fmt::format(", {:g} of {:g} GT/s", g->current_link_speed.value(),
                                  g->max_link_speed.value());
-        f.evidence.push_back(fmt::format("{}: x{} of x{}{}", gpu_label(*g), cur, max, speeds));
-        if (cur < max) {
-            f.raise(FindingStatus::kFail,
-                    fmt::format("{} trained at x{} of x{}", gpu_label(*g), cur, max));
-            continue;
-        }
         need(g->current_link_speed, f);
         need(g->max_link_speed, f);
-        if (g->current_link_speed.is_known() && g->max_link_speed.is_known() &&
-            g->current_link_speed.value() < g->max_link_speed.value()) {
+        const bool speeds_known = g->current_link_speed.is_known() && g->max_link_speed.is_known();
+        // The same verdict as gpu.pcie-link (policy/gpu_health.h), busy as the driver says.
+        const NvmlGpu* n = nvml_gpu_at(s, g->address);
+        const bool busy = n && gpu_busy(*n);
+        const bool lower =
+            speeds_known && g->current_link_speed.value() < g->max_link_speed.value() && !busy;
+        idle_low += lower;
+        f.evidence.push_back(
+            fmt::format("{}: x{} of x{}{}{}", gpu_label(*g), cur, max, speeds,
+                        !lower ? ""
+                        : n    ? " (idle: a lower speed is normal)"
+                               : " (speed not judged: no driver to say whether the GPU is busy)"));
+        const auto verdict =
+            policy::pcie_link_verdict(static_cast<double>(cur), static_cast<double>(max),
+                                      speeds_known ? g->current_link_speed.value() : 0,
+                                      speeds_known ? g->max_link_speed.value() : 0, busy);
+        if (cur < max) {
+            f.raise(status_of(verdict),
+                    fmt::format("{} trained at x{} of x{}", gpu_label(*g), cur, max));
+        } else if (verdict != policy::Verdict::kPass) {
             ++slow;
-            f.raise(FindingStatus::kWarn,
-                    fmt::format("{} runs at {:g} of {:g} GT/s (idle GPUs lower their link speed)",
-                                gpu_label(*g), g->current_link_speed.value(),
-                                g->max_link_speed.value()));
+            f.raise(status_of(verdict),
+                    fmt::format("{} runs at {:g} of {:g} GT/s while busy", gpu_label(*g),
+                                g->current_link_speed.value(), g->max_link_speed.value()));
         }
     }
     if (judged == 0) {
         f.raise(FindingStatus::kSkip, "the GPUs' link width is not exposed (virtual machine?)");
         return;
     }
-    f.raise(FindingStatus::kPass, fmt::format("all {} GPU links at full width and speed", judged));
+    f.raise(FindingStatus::kPass,
+            idle_low ? fmt::format("all {} GPU links at full width; {} at a lower speed while "
+                                   "idle, which is normal",
+                                   judged, idle_low)
+                     : fmt::format("all {} GPU links at full width and speed", judged));
     if (f.status == FindingStatus::kFail)
         f.remedy =
             "A narrow link halves host<->GPU bandwidth: reseat the GPU or riser, check the slot's "

@@ -16,6 +16,10 @@ struct XidInfo {
     const char* action;
 };
 
+// Xid 79, "GPU has fallen off the bus". The driver also logs a plain "GPU has fallen off the
+// bus" line for the same event: doctor and watch count the two as one Xid 79.
+inline constexpr int kXidFallenOffBus = 79;
+
 // The catalog entry, or nullptr for codes the catalog does not know.
 const XidInfo* find_xid(int code);
 

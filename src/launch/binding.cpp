@@ -9,14 +9,15 @@
 #include <cerrno>
 
 #include "core/text.h"
+#include "doctor/gpus.h"
 
 namespace trainrig::launch {
 
 std::vector<GpuPlace> gpu_places(const Snapshot& s) {
     std::vector<GpuPlace> out;
-    if (!s.pci_devices.is_known()) return out;
-    for (const auto& d : s.pci_devices.value()) {
-        if (!d.class_code.is_known() || (d.class_code.value() >> 16) != 0x03) continue;
+    // NVIDIA GPUs as doctor selects them: a board's VGA controller (a BMC's ASPEED) is no GPU.
+    for (const PciDevice* g : select_gpus(s).gpus) {
+        const PciDevice& d = *g;
         GpuPlace p;
         p.address = d.address;
         if (d.numa_node.is_known()) p.node = static_cast<int>(d.numa_node.value());

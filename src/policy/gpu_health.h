@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 
 namespace trainrig::policy {
 
@@ -47,6 +48,33 @@ inline constexpr Verdict kEccUncorrectedSinceLoad = Verdict::kFail;
 inline constexpr Verdict kAerFatal = Verdict::kFail;
 inline constexpr Verdict kAerNonFatal = Verdict::kWarn;
 inline constexpr Verdict kAerCorrected = Verdict::kWarn;
+
+// A GPU's PCIe link as it trained against what it can do: fewer lanes fail (a link does not
+// win lanes back without a retrain: half the host bandwidth for good); a lower speed while the
+// GPU works warns; an idle GPU lowering its speed saves power and is normal. Without the
+// driver's word (NVML clock event reasons), a GPU counts as idle.
+Verdict pcie_link_verdict(double width, double width_max, double speed, double speed_max,
+                          bool busy);
+
+// PCIe replays (retransmissions after link errors). DCGM's health watch allows, per lane and
+// minute, the replays of a 1e-12 bit error rate at each generation's transfer rate
+// (Gen1..6: 2.5..64 GT/s): 0.15, 0.3, 0.48, 0.96, 1.92, 3.84 (NVIDIA/DCGM
+// modules/health/DcgmHealthWatch.cpp, GetExpectedPcieReplayRate). A link's limit is that times
+// its width, at the generation and width it can train to (the counter adds up over every state
+// the link was in); unknown ones count as Gen4 x16.
+inline constexpr int64_t kAssumedPcieGen = 4;
+inline constexpr int64_t kAssumedPcieWidth = 16;
+double pcie_replay_limit_per_minute(std::optional<int64_t> gen_max,
+                                    std::optional<int64_t> width_max);
+// "Gen4 x16", naming an unknown part as the limit assumed it.
+std::string pcie_link_name(std::optional<int64_t> gen_max, std::optional<int64_t> width_max);
+inline constexpr Verdict kPcieReplaysOverLimit = Verdict::kWarn;
+
+// NVLink links up against what the SKU has (hw/nvidia_gpus.h). On an SXM/HGX board every link
+// is wired and must be up (fail); a PCIe card has them only through a bridge, so some but not
+// all up is a loose bridge or a failed link (warn) and none up is a card without one; a GPU the
+// catalog does not know warns when some links are up and some down.
+Verdict nvlink_verdict(unsigned up, unsigned down, int expected, bool on_board);
 
 // A GPU the driver reports lost (NVML_ERROR_GPU_IS_LOST, "fallen off the bus").
 inline constexpr Verdict kGpuLost = Verdict::kFail;

@@ -106,6 +106,13 @@ Result<double> parse_link_speed(std::string_view text) {
     return *v;
 }
 
+Result<double> parse_uptime(std::string_view text) {
+    auto fields = split_ws(text);
+    auto v = fields.empty() ? std::nullopt : parse_double(fields[0]);
+    if (!v || *v < 0) return Status{Errc::kInvalidInput, "no uptime in seconds"};
+    return *v;
+}
+
 Result<std::string> parse_bracket_choice(std::string_view text) {
     auto t = trim(text);
     auto open = t.find('['), close = t.find(']');

@@ -33,6 +33,9 @@ Result<double> parse_link_speed(std::string_view text);
 // "always [madvise] never" -> "madvise".
 Result<std::string> parse_bracket_choice(std::string_view text);
 
+// /proc/uptime: "12345.67 89012.34", seconds since boot, then idle seconds summed over CPUs.
+Result<double> parse_uptime(std::string_view text);
+
 // The "Max open files" row of /proc/PID/limits.
 Result<Rlimit> parse_limits_nofile(std::string_view text);
 // Any row of /proc/<pid>/limits by its name ("Max locked memory").

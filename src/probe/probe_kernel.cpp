@@ -13,14 +13,7 @@ void probe_host(const RootFs& fs, HostFacts& out) {
     out.hostname = read_string_fact(fs, "/proc/sys/kernel/hostname");
     out.kernel_release = read_string_fact(fs, "/proc/sys/kernel/osrelease");
     out.cmdline = read_string_fact(fs, "/proc/cmdline");
-    // "/proc/uptime": "12345.67 89012.34": seconds since boot, then idle seconds summed over CPUs.
-    out.uptime_seconds = read_parsed_fact<double>(fs, "/proc/uptime", [](std::string_view t) {
-        auto fields = split_ws(t);
-        auto v = fields.empty() ? std::nullopt : parse_double(fields[0]);
-        if (!v || *v < 0)
-            return Result<double>(Status{Errc::kInvalidInput, "no uptime in seconds"});
-        return Result<double>(*v);
-    });
+    out.uptime_seconds = read_parsed_fact<double>(fs, "/proc/uptime", parse_uptime);
 }
 
 void probe_kernel_settings(const RootFs& fs, KernelSettings& out) {

@@ -47,6 +47,8 @@ public:
     const T& value() const { return *value_; }
     T& value() { return *value_; }
     const T* get() const { return value_ ? &*value_ : nullptr; }
+    // The value when known; nothing when absent or failed.
+    std::optional<T> optional() const { return is_known() ? value_ : std::nullopt; }
     const Status& status() const { return status_; }
 
     friend bool operator==(const Fact& a, const Fact& b) {

@@ -4,6 +4,7 @@
 
 #include "core/text.h"
 #include "doctor/rule.h"
+#include "launch/binding.h"
 #include "tune/profile.h"
 
 namespace trainrig::tune {
@@ -63,25 +64,15 @@ Status add_numa_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
         p.notes.push_back("numa: one NUMA node; binding gains nothing; left out");
         return ok_status();
     }
-    if (!s.pci_devices.is_known()) return ok_status();
-    for (const auto& d : s.pci_devices.value()) {
-        if (!d.class_code.is_known() || (d.class_code.value() >> 16) != 0x03) continue;
-        int node = d.numa_node.is_known() ? static_cast<int>(d.numa_node.value()) : -1;
-        std::string cpus = d.local_cpulist.is_known() ? d.local_cpulist.value() : "";
-        for (const auto& loc : s.topology.value().pci_locality)
-            if (loc.address == d.address && !loc.numa_nodes.empty()) {
-                node = loc.numa_nodes.front();
-                cpus = loc.cpulist;
-            }
-        if (node < 0) {
-            p.notes.push_back(
-                fmt::format("numa GPU {}: the firmware reports no NUMA node; not "
-                            "bound",
-                            d.address));
+    // The binding `trainrig launch` makes, GPU by GPU (launch/binding.h).
+    for (const auto& g : launch::gpu_places(s)) {
+        if (g.node < 0) {
+            p.notes.push_back(fmt::format(
+                "numa GPU {}: the firmware reports no NUMA node; not bound", g.address));
             continue;
         }
-        p.settings.push_back({"numa", "GPU " + d.address,
-                              fmt::format("node {}, CPUs {}", node, cpus), std::nullopt,
+        p.settings.push_back({"numa", "GPU " + g.address,
+                              fmt::format("node {}, CPUs {}", g.node, g.cpus), std::nullopt,
                               "ranks bound to their GPU's node read input and stage pinned "
                               "buffers in local memory (article §2.3)",
                               "hwloc topology; numactl(8) --cpunodebind/--membind"});

@@ -136,12 +136,19 @@ Status read_rule(const toml::table& t, std::string_view where, const std::vector
         out.field = *f;
     }
     std::optional<double> above, below, deviation, stddev, busy;
-    TRAINRIG_TRY(r.number("above", above));
+    bool per_link = false;  // above = "link": each GPU's own PCIe link's limit
+    if (const toml::node* n = r.get("above"); n && n->value<std::string>()) {
+        if (*n->value<std::string>() != "link") return r.fail("above", "a number or \"link\"");
+        per_link = true;
+    } else {
+        TRAINRIG_TRY(r.number("above", above));
+    }
     TRAINRIG_TRY(r.number("below", below));
     TRAINRIG_TRY(r.number("deviation", deviation));
     TRAINRIG_TRY(r.number("stddev_above", stddev));
     TRAINRIG_TRY(r.number("busy_above", busy));
     if (above && below) return r.fail("below", "left out when \"above\" is given");
+    if (above || below || per_link) out.limit_per_link = per_link;
     if (above) out.limit = *above, out.below = false;
     if (below) out.limit = *below, out.below = true;
     if (deviation) out.limit = *deviation;
@@ -184,7 +191,8 @@ Status read_rule(const toml::table& t, std::string_view where, const std::vector
     TRAINRIG_TRY(r.reject_unknown());
     if (!enabled) return {};
     const bool needs_limit = out.kind != RuleKind::kEvent;
-    if (needs_limit && def == defaults.end() && !above && !below && !deviation && !stddev)
+    if (needs_limit && def == defaults.end() && !above && !below && !deviation && !stddev &&
+        !per_link)
         return {Errc::kInvalidInput,
                 fmt::format("{} line {}: rule \"{}\" needs a limit (\"above\", \"below\", "
                             "\"deviation\" or \"stddev_above\")",
@@ -194,6 +202,8 @@ Status read_rule(const toml::table& t, std::string_view where, const std::vector
         return r.fail("field",
                       "a counter for a rate rule (pcie_replays, ecc_corrected, "
                       "ecc_uncorrected, energy_joules)");
+    if (out.limit_per_link && (out.kind != RuleKind::kRate || out.field != Field::kPcieReplays))
+        return r.fail("above", "a number: \"link\" is the limit of a rate of pcie_replays");
     if ((out.kind == RuleKind::kRate || out.kind == RuleKind::kStability) &&
         out.window_seconds <= 0)
         return r.fail("window", "longer than zero");

@@ -100,18 +100,15 @@ std::vector<Rule> default_rules() {
                           "an NVML call on this GPU does not return: the driver is stuck; look "
                           "for an Xid in the kernel log, then reset the GPU or reboot"));
     // Xid catalog (docs.nvidia.com/deploy/xid-errors) and DCGM's always-fatal set; the action
-    // comes from the catalog entry of each code. Doctor's kmsg.xid reads the same catalog.
+    // comes from the catalog entry of each code. Doctor's kmsg.xid reads the same catalog, and
+    // like it these count the driver's plain "GPU has fallen off the bus" line as its Xid 79:
+    // one event, one alert.
     rules.push_back(
         twin(event("xid-fatal", severity_of(Verdict::kFail), EventKind::kXid, "fatal", 3600, ""),
              "kmsg.xid"));
     rules.push_back(
         twin(event("xid", severity_of(Verdict::kWarn), EventKind::kXid, "nonfatal", 600, ""),
              "kmsg.xid"));
-    rules.push_back(twin(
-        event("fallen-off-bus", severity_of(Verdict::kFail), EventKind::kFallenOffBus, "any", 3600,
-              "power-cycle the node; reseat the GPU and its power cables, check the "
-              "riser/slot and PSU"),
-        "kmsg.xid"));
     // PCIe AER, by the severity the kernel reports (Documentation/PCI/pcieaer-howto.rst).
     const char* aer_remedy =
         "reseat the card and riser, check the slot's link (`trainrig doctor --only "
@@ -125,12 +122,26 @@ std::vector<Rule> default_rules() {
         aer.doctor_rule = "kmsg.pcie-aer";
         rules.push_back(aer);
     }
-    // DCGM health watch: replays allowed per lane per minute at a 1e-12 bit error rate; at Gen5 x16
-    // that is 1.92 x 16 = 30.7 per minute (DcgmHealthWatch.cpp, GetExpectedPcieReplayRate).
-    rules.push_back(over_time(
-        "pcie-replays", RuleKind::kRate, Severity::kWarning, Field::kPcieReplays, 30, 60, {},
-        "the link retransmits more than a sound Gen5 x16 link should: reseat the card and riser, "
-        "check the slot's link width and generation"));
+    // DCGM health watch: replays allowed per lane and minute at a 1e-12 bit error rate, times
+    // the lanes, at the generation and width of each GPU's own link (policy/gpu_health.h).
+    Rule replays = over_time(
+        "pcie-replays", RuleKind::kRate, severity_of(policy::kPcieReplaysOverLimit),
+        Field::kPcieReplays, 0, 60, {},
+        "the link retransmits more than a sound link should: reseat the card and riser, check "
+        "the slot's link width and generation (`trainrig doctor --only gpu.pcie-link`)");
+    replays.limit_per_link = true;
+    rules.push_back(twin(replays, "gpu.pcie-replay"));
+    // NVLink as the part should have it (doctor's gpu.nvlink): a board-wired (SXM) link down
+    // sends that GPU's collectives over PCIe; a bridge link down on a PCIe card is a warning.
+    const char* nvlink_remedy =
+        "the GPU's collectives fall back to PCIe: check `nvidia-smi nvlink -s` and `-e`, reseat "
+        "the GPU/baseboard or the bridge; on NVSwitch systems check the fabric manager";
+    rules.push_back(twin(threshold("nvlink-degraded", severity_of(Verdict::kWarn),
+                                   Field::kNvlinkVerdict, 0.5, 0, nvlink_remedy),
+                         "gpu.nvlink"));
+    rules.push_back(twin(threshold("nvlink-down", severity_of(Verdict::kFail),
+                                   Field::kNvlinkVerdict, 1.5, 0, nvlink_remedy),
+                         "gpu.nvlink"));
     // DCGM: a volatile double-bit (uncorrectable) ECC error means isolate the GPU.
     rules.push_back(twin(
         over_time("ecc-uncorrected", RuleKind::kRate, severity_of(policy::kEccUncorrectedSinceLoad),

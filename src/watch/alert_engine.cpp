@@ -58,6 +58,17 @@ Alert draft(const Rule& r, int gpu, const std::vector<GpuIdentity>& ids) {
 
 std::string key_of(const Rule& r, const std::string& rest) { return r.name + "/" + rest; }
 
+// The event as an Xid rule sees it: the code, and the device as the Xid line names it
+// ("0000:41:00", where the plain "fallen off the bus" line says "0000:41:00.0").
+std::pair<int, std::string> as_xid(const Rule& r, const KernelEvent& e) {
+    if (e.kind == KernelEvent::Kind::kXid) return {e.xid, e.device};
+    if (r.event != EventKind::kXid) return {0, e.device};
+    const auto dot = e.device.rfind('.');
+    return {kXidFallenOffBus, dot == std::string::npos || dot + 2 != e.device.size()
+                                  ? e.device
+                                  : e.device.substr(0, dot)};
+}
+
 bool xid_selected(const std::string& sel, int code) {
     if (sel == "any") return true;
     const XidInfo* info = find_xid(code);
@@ -78,8 +89,10 @@ bool xid_selected(const std::string& sel, int code) {
 
 bool event_matches(const Rule& r, const KernelEvent& e) {
     switch (r.event) {
-        case EventKind::kXid:
-            return e.kind == KernelEvent::Kind::kXid && xid_selected(r.xids, e.xid);
+        case EventKind::kXid:  // the plain "fallen off the bus" line is its Xid 79
+            return (e.kind == KernelEvent::Kind::kXid && xid_selected(r.xids, e.xid)) ||
+                   (e.kind == KernelEvent::Kind::kFallenOffBus &&
+                    xid_selected(r.xids, kXidFallenOffBus));
         case EventKind::kFallenOffBus:
             return e.kind == KernelEvent::Kind::kFallenOffBus;
         case EventKind::kAerUncorrected:
@@ -169,9 +182,13 @@ void AlertEngine::rate(const Rule& r, const NodeSample& tick, const std::vector<
         else
             pts.emplace_back(tick.time, *v);
         while (pts.size() > 1 && pts[1].first <= tick.time - r.window_seconds) pts.pop_front();
+        Alert a = draft(r, static_cast<int>(g.index), ids);
+        if (r.limit_per_link) {
+            link_rate(r, tick, g, pts, where(a.gpu, ids), a, out);
+            continue;
+        }
         const bool since_load = instant_ && r.limit == 0;
         const double increase = since_load ? *v : *v - pts.front().second;
-        Alert a = draft(r, static_cast<int>(g.index), ids);
         a.value = increase;
         a.summary = fmt::format(
             "{}: {:g} {} {}, above {:g}", where(a.gpu, ids), increase, field_info(r.field).what,
@@ -179,6 +196,38 @@ void AlertEngine::rate(const Rule& r, const NodeSample& tick, const std::vector<
             r.limit);
         condition(key, increase > r.limit, tick.time, 0, a, out);
     }
+}
+
+// A rate against the GPU's own link (PCIe replays: policy/gpu_health.h). One look judges the
+// count since the driver loaded over the uptime, as doctor's gpu.pcie-replay does: the driver
+// loaded at or after boot, so that rate is never above the true one.
+void AlertEngine::link_rate(const Rule& r, const NodeSample& tick, const GpuSample& g,
+                            const std::deque<std::pair<double, double>>& pts,
+                            const std::string& who, Alert& a, std::vector<Alert>& out) {
+    const double per_minute =
+        policy::pcie_replay_limit_per_minute(g.pcie_gen_max, g.pcie_width_max);
+    const std::string link = policy::pcie_link_name(g.pcie_gen_max, g.pcie_width_max);
+    const double count = pts.back().second;
+    const std::string key = key_of(r, std::to_string(g.index));
+    if (instant_) {
+        if (!tick.uptime_seconds || *tick.uptime_seconds < 60) return;  // no window to judge
+        const double minutes = *tick.uptime_seconds / 60;
+        a.value = count / minutes;
+        a.summary = fmt::format(
+            "{}: {:g} {} since the driver loaded, {:.1f} per minute over {} of uptime, above the "
+            "{:.2f} per minute a healthy {} link allows",
+            who, count, field_info(r.field).what, *a.value, span(*tick.uptime_seconds), per_minute,
+            link);
+        condition(key, *a.value > per_minute, tick.time, 0, a, out);
+        return;
+    }
+    const double limit = per_minute * r.window_seconds / 60;
+    const double increase = count - pts.front().second;
+    a.value = increase;
+    a.summary =
+        fmt::format("{}: {:g} {} in the last {}, above the {:.1f} a healthy {} link allows", who,
+                    increase, field_info(r.field).what, span(r.window_seconds), limit, link);
+    condition(key, increase > limit, tick.time, 0, a, out);
 }
 
 void AlertEngine::gpu_state(const Rule& r, const NodeSample& tick,
@@ -196,19 +245,20 @@ void AlertEngine::kernel(const Rule& r, const NodeSample& tick, const std::vecto
     const double now = tick.time;
     for (const auto& e : events) {
         if (!event_matches(r, e)) continue;
-        Track& t = tracks_[key_of(r, e.device + "/" + std::to_string(e.xid))];
+        const auto [xid, device] = as_xid(r, e);
+        Track& t = tracks_[key_of(r, device + "/" + std::to_string(xid))];
         t.last_event = now;
         if (t.firing) {
-            ++t.alert.count;  // a repeat: counted, not announced again
+            ++t.alert.count;  // a repeat, or the other line of the same event: counted once
             continue;
         }
-        Alert a = draft(r, gpu_for_device(ids, e.device), ids);
-        a.device = e.device;
+        Alert a = draft(r, gpu_for_device(ids, device), ids);
+        a.device = device;
         a.since = a.at = now;
-        if (e.kind == KernelEvent::Kind::kXid) {
-            a.xid = e.xid;
-            const XidInfo* info = find_xid(e.xid);
-            a.summary = fmt::format("Xid {} on {} ({}): {}", e.xid, where(a.gpu, ids), e.device,
+        if (xid) {
+            a.xid = xid;
+            const XidInfo* info = find_xid(xid);
+            a.summary = fmt::format("Xid {} on {} ({}): {}", xid, where(a.gpu, ids), device,
                                     info ? info->meaning : "not in the Xid catalog");
             if (a.remedy.empty())
                 a.remedy = info ? info->action

@@ -37,9 +37,9 @@ public:
     explicit AlertEngine(std::vector<Rule> rules) : rules_(std::move(rules)) {}
 
     // One look, as `watch --once` and doctor take it: a threshold holds at once (its `for` is
-    // not waited out), and a rate rule that allows no increase at all fires on any count since
-    // the driver loaded (the counters start there). Other rate, skew and stability rules need
-    // time and stay quiet.
+    // not waited out), a rate rule that allows no increase at all fires on any count since the
+    // driver loaded (the counters start there), and one against the GPU's link judges that count
+    // over the uptime. Other rate, skew and stability rules need time and stay quiet.
     void judge_instantly(bool on) { instant_ = on; }
 
     // Judges one tick and the kernel events found with it; returns what fired or resolved.
@@ -84,6 +84,9 @@ private:
                    std::vector<Alert>& out);
     void rate(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,
               std::vector<Alert>& out);
+    void link_rate(const Rule& r, const NodeSample& t, const GpuSample& g,
+                   const std::deque<std::pair<double, double>>& points, const std::string& who,
+                   Alert& a, std::vector<Alert>& out);
     void gpu_state(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,
                    std::vector<Alert>& out);
     void kernel(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,

@@ -26,6 +26,8 @@ constexpr FieldInfo kFields[] = {
     {Field::kRemapPending, "remap_pending", "row remap pending", "", false},
     {Field::kRemapFailed, "remap_failed", "row remap failed", "", false},
     {Field::kNvlinksDown, "nvlinks_down", "NVLinks down", "", false},
+    {Field::kNvlinkVerdict, "nvlink_verdict",
+     "NVLink verdict (1 a bridge link down, 2 a board link down)", "", false},
     {Field::kEnergy, "energy_joules", "energy", " J", true},
 };
 
@@ -109,6 +111,10 @@ std::optional<double> field_value(const GpuSample& s, Field f) {
             return num(s.remap_failed);
         case Field::kNvlinksDown:
             return num(s.nvlinks_down);
+        case Field::kNvlinkVerdict:
+            if (!s.nvlinks_up || !s.nvlinks_down || !s.nvlinks_expected) return std::nullopt;
+            return static_cast<double>(policy::nvlink_verdict(
+                *s.nvlinks_up, *s.nvlinks_down, *s.nvlinks_expected, s.nvlink_on_board));
         case Field::kEnergy:
             return s.energy_joules;
     }

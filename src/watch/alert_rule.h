@@ -40,6 +40,7 @@ enum class Field {
     kRemapPending,
     kRemapFailed,
     kNvlinksDown,
+    kNvlinkVerdict,  // 0 as the part should be, 1 bridge links partly down, 2 board links down
     kEnergy,
 };
 struct FieldInfo {
@@ -80,9 +81,12 @@ struct Rule {
     RuleKind kind = RuleKind::kThreshold;
     Severity severity = Severity::kWarning;
     Field field = Field::kTemperature;
-    bool below = false;      // threshold: fire below `limit` instead of above
-    double limit = 0;        // threshold, rate (per window), skew (deviation), stability (std-dev)
-    double for_seconds = 0;  // threshold, skew
+    bool below = false;  // threshold: fire below `limit` instead of above
+    double limit = 0;    // threshold, rate (per window), skew (deviation), stability (std-dev)
+    // rate of pcie_replays: the limit is each GPU's own link's (policy/gpu_health.h), per minute
+    // scaled to the window; a rules file says `limit = "link"`.
+    bool limit_per_link = false;
+    double for_seconds = 0;            // threshold, skew
     double window_seconds = 60;        // rate, stability
     std::optional<double> busy_above;  // skew, stability: judge only while utilization is above
     EventKind event = EventKind::kXid;

@@ -13,9 +13,10 @@ namespace trainrig::watch {
 // Read once when watching starts; labels every series of the GPU.
 struct GpuIdentity {
     unsigned index = 0;
-    std::string uuid;    // "GPU-..."; empty when NVML would not say
-    std::string name;    // "NVIDIA H100 80GB HBM3"
-    std::string bus_id;  // "0000:41:00.0", as sysfs writes it
+    std::string uuid;            // "GPU-..."; empty when NVML would not say
+    std::string name;            // "NVIDIA H100 80GB HBM3"
+    std::string bus_id;          // "0000:41:00.0", as sysfs writes it
+    uint32_t pci_device_id = 0;  // 0x2330 for an H100 SXM5; 0 when NVML would not say
 };
 
 enum class GpuState {
@@ -44,7 +45,9 @@ struct GpuSample {
     std::optional<double> memory_clock_hertz;
     std::optional<uint64_t> clock_event_reasons;  // nvmlClocksEventReasons bits
     std::optional<uint64_t> pcie_replays;         // since the driver loaded (a counter)
-    std::optional<uint64_t> ecc_corrected;        // volatile: since the driver loaded
+    std::optional<int64_t> pcie_gen_max;          // what the GPU and slot can train to together
+    std::optional<int64_t> pcie_width_max;
+    std::optional<uint64_t> ecc_corrected;  // volatile: since the driver loaded
     std::optional<uint64_t> ecc_uncorrected;
     std::optional<uint64_t> remapped_rows_correctable;
     std::optional<uint64_t> remapped_rows_uncorrectable;
@@ -52,12 +55,18 @@ struct GpuSample {
     std::optional<bool> remap_failed;   // a remap found no spare row
     std::optional<unsigned> nvlinks_up;
     std::optional<unsigned> nvlinks_down;
+    // The links this part has up when healthy, and whether they are wired on the board (SXM) or
+    // through a bridge (hw/nvidia_gpus.h; 0 for a part the catalog does not know). Empty when
+    // not judged: a node of one GPU, where NVLink carries no GPU-to-GPU traffic (as doctor).
+    std::optional<int> nvlinks_expected;
+    bool nvlink_on_board = false;
 };
 
 // One tick over every GPU.
 struct NodeSample {
-    double time = 0;     // seconds since the Unix epoch, when the tick started
-    double seconds = 0;  // how long reading took
+    double time = 0;                       // seconds since the Unix epoch, when the tick started
+    double seconds = 0;                    // how long reading took
+    std::optional<double> uptime_seconds;  // the machine's, for counters that run since boot
     std::vector<GpuSample> gpus;
 };
 

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/text.h"
+#include "hw/nvidia_gpus.h"
 #include "nvml/nvml_reader.h"
 #include "watch/gpu_reading.h"
 
@@ -67,6 +70,7 @@ void start_nvml(const Library& lib, Startup& out, std::atomic<const char*>& step
             if (f.device_get_pci_info && f.device_get_pci_info(d, &pci) == kSuccess) {
                 pci.busId[sizeof pci.busId - 1] = '\0';
                 id.bus_id = normalize_bus_id(pci.busId);
+                id.pci_device_id = pci.pciDeviceId >> 16;
             }
         }
         out.gpus.push_back(std::move(id));
@@ -180,6 +184,16 @@ NodeSample GpuSampler::sample(double now) {
                                     workers_[i]->running_seconds());
         }
         tick.gpus.push_back(std::move(s));
+    }
+    // NVLink is judged as doctor's gpu.nvlink judges it: against the part's own links, and only
+    // where there are GPUs to link.
+    const auto linked =
+        std::count_if(handles_.begin(), handles_.end(), [](Device d) { return d != nullptr; });
+    for (auto& s : tick.gpus) {
+        if (linked < 2) break;
+        const NvidiaGpuModel* model = find_nvidia_gpu(gpus_[s.index].pci_device_id);
+        s.nvlinks_expected = model ? model->nvlinks : 0;
+        s.nvlink_on_board = model && model->nvlink_on_board;
     }
     tick.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return tick;

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "probe/parsers.h"
+
 namespace trainrig::watch {
 
 Watcher::Watcher(const WatchOptions& options, std::vector<Rule> rules)
@@ -57,8 +59,11 @@ Watcher::Tick Watcher::tick(double now) {
         next_.last = sampler_->sample(now);
         if (next_.last->seconds > options_.interval) ++next_.slow_ticks;
     } else {
-        next_.last = NodeSample{now, 0, {}};
+        next_.last = NodeSample{};
+        next_.last->time = now;
     }
+    if (auto up = RootFs(options_.root).read_trimmed("/proc/uptime"); up.ok())
+        if (auto seconds = parse_uptime(*up); seconds.ok()) next_.last->uptime_seconds = *seconds;
     if (sampler_) events = sampler_->take_xid_events();
     if (kmsg_) {
         if (Status s = kmsg_->poll(events); !s.ok())

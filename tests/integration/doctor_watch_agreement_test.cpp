@@ -69,6 +69,24 @@ std::vector<Condition> conditions() {
         {"xid_nonfatal", "kmsg.xid", "warn", [](json&) {},
          "4,900,183522117311,-;NVRM: Xid (PCI:0000:41:00): 13, pid=2345, name=python3, Graphics "
          "SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address"},
+        // Xid 79 and the driver's plain line for the same event: one finding, one alert.
+        {"xid_79_with_its_plain_line", "kmsg.xid", "fail", [](json&) {},
+         "3,900,183522117311,-;NVRM: Xid (PCI:0000:41:00): 79, pid=2345, name=python3, GPU has "
+         "fallen off the bus.\n3,901,183522117400,-;NVRM: GPU 0000:41:00.0: GPU has fallen off "
+         "the bus."},
+        // The tree's uptime is 4320 min; a Gen4 x16 link allows 15.36 replays a minute.
+        {"pcie_replays_within_the_link_limit", "gpu.pcie-replay", "pass",
+         [](json& g) { g["pcie"]["replay_counter"] = 60000; }, ""},
+        {"pcie_replays_over_the_link_limit", "gpu.pcie-replay", "warn",
+         [](json& g) { g["pcie"]["replay_counter"] = 70000; }, ""},
+        {"pcie_replays_over_a_narrow_link_limit", "gpu.pcie-replay", "warn",
+         [](json& g) {
+             g["pcie"]["replay_counter"] = 40000;  // 9.3 a minute: over x8's 7.68
+             g["pcie"]["width_max"] = 8;
+         },
+         ""},
+        {"nvlink_board_link_down", "gpu.nvlink", "fail",
+         [](json& g) { g["nvlinks"][0]["active"] = false; }, ""},
         {"aer_fatal", "kmsg.pcie-aer", "fail", [](json&) {},
          "3,900,183522117311,-;nvidia 0000:41:00.0: PCIe Bus Error: severity=Uncorrected "
          "(Fatal), type=Transaction Layer, (Receiver ID)"},
@@ -127,6 +145,9 @@ TEST_P(DoctorWatchAgreement, SameVerdict) {
     const std::string want = c.expect == "fail"   ? "critical"
                              : c.expect == "warn" ? "warning"
                                                   : "none";
+    if (c.expect != "pass") {  // one alert per condition (two where a verdict has two rules)
+        EXPECT_LE(sample["alerts"].size(), 2u) << alerts;
+    }
     EXPECT_EQ(worst, want) << "doctor " << c.rule << " says " << c.expect << " (" << f["summary"]
                            << "); watch alerts:\n"
                            << alerts;

@@ -230,6 +230,13 @@ TEST_F(BenchExpectationFor, StorageSequentialReadOnNvmeIsMostOfItsLink) {
     EXPECT_TRUE(contains(e->source, "85 %")) << e->source;
     EXPECT_TRUE(contains(e->source, "16 GT/s x4")) << e->source;
     EXPECT_TRUE(contains(e->source, "7.88 GB/s")) << e->source;
+    json narrow = nvme;  // trained at x2 of x4: judged against x4
+    narrow["pcie_width"] = 2;
+    narrow["pcie_max_width"] = 4;
+    const auto n = expectation_for(record("storage", "seq-read", narrow), json::object(), catalog_);
+    ASSERT_TRUE(n);
+    expect_relative(n->value, e->value, "x2 of x4");
+    EXPECT_TRUE(contains(n->source, "it trained at x2")) << n->source;
 
     EXPECT_FALSE(expectation_for(record("storage", "random-read", nvme), json::object(), catalog_));
     json vm = nvme;
@@ -257,6 +264,20 @@ TEST_F(BenchExpectationFor, PinnedHostCopyFromTheGenerationOrTheRate) {
     const auto e4 = expectation_for(record("h2d", "pinned", gen4), json::object(), catalog_);
     ASSERT_TRUE(e4);
     expect_relative(e4->value, 0.85 * pcie_bytes_per_s(16, 16), "gen4 x16");
+}
+
+TEST_F(BenchExpectationFor, PinnedHostCopyAtTheWidthTheGpuCanTrainTo) {
+    // A link trained at x8 of x16 fails doctor's pci.gpu-link; the bench expects x16's rate, so
+    // the halved measurement fails here too instead of passing against x8.
+    const json narrow = {{"gpu", 0}, {"pcie_gen", 4}, {"pcie_width", 8}, {"pcie_max_width", 16}};
+    const auto e = expectation_for(record("h2d", "pinned", narrow), json::object(), catalog_);
+    ASSERT_TRUE(e);
+    expect_relative(e->value, 0.85 * pcie_bytes_per_s(16, 16), "x8 of x16");
+    EXPECT_TRUE(contains(e->source, "16 GT/s x16 = 31.5 GB/s; it trained at x8")) << e->source;
+    const json full = {{"gpu", 0}, {"pcie_gen", 4}, {"pcie_width", 16}, {"pcie_max_width", 16}};
+    const auto f = expectation_for(record("h2d", "pinned", full), json::object(), catalog_);
+    ASSERT_TRUE(f);
+    EXPECT_FALSE(contains(f->source, "trained at")) << f->source;
 }
 
 TEST_F(BenchExpectationFor, NoHostCopyExpectationForPageableOrSeveralGpus) {
@@ -329,6 +350,8 @@ TEST_F(BenchExpectationFor, TrainingOnACataloguedGpu) {
         expectation_for(record("train", "scaling", h200), json::object(), catalog_);
     ASSERT_TRUE(scaling);
     EXPECT_DOUBLE_EQ(scaling->value, 0.90);
+    EXPECT_TRUE(scaling->floor);  // the acceptance bar itself
+    EXPECT_FALSE(mfu->floor);
     // Throughput itself depends on the model and batch: information, not a verdict.
     EXPECT_FALSE(expectation_for(record("train", "tokens", h200), json::object(), catalog_));
     // The CPU backend has no catalog peak.

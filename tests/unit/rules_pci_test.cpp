@@ -1,8 +1,8 @@
 // pci.gpu-visible, pci.gpu-bar, pci.gpu-link on in-memory snapshots.
 #include <gtest/gtest.h>
 
+#include "nvml_builder.h"
 #include "rule_test_util.h"
-#include "snapshot_builder.h"
 
 namespace trainrig::test {
 namespace {
@@ -153,12 +153,24 @@ TEST(GpuLink, NarrowLinkFails) {
     EXPECT_NE(f.summary.find("x8 of x16"), std::string::npos);
 }
 
-TEST(GpuLink, SlowLinkWarnsAboutIdlePowerSaving) {
+TEST(GpuLink, SpeedIsJudgedUnderLoadAsGpuPcieLinkJudgesIt) {
+    // Without the driver's word a GPU counts as idle, and an idle GPU lowers its link speed.
     auto s = healthy();
     gpu_at(s, 1).current_link_speed = Fact<double>::known(2.5);
     auto f = judge_one("pci.gpu-link", s);
-    EXPECT_STATUS(f, kWarn);
-    EXPECT_NE(f.summary.find("idle"), std::string::npos);
+    EXPECT_STATUS(f, kPass);
+    EXPECT_NE(f.summary.find("lower speed while idle"), std::string::npos) << f.summary;
+    // With NVML: idle (the builder's reasons, 0x1) passes both rules, busy warns in both.
+    auto n = healthy_gpus();
+    gpu_at(n, 1).current_link_speed = Fact<double>::known(2.5);
+    n.nvml.value().gpus[1].pcie.gen = known<int64_t>(1);
+    EXPECT_STATUS(judge_one("pci.gpu-link", n), kPass);
+    EXPECT_STATUS(judge_one("gpu.pcie-link", n), kPass);
+    n.nvml.value().gpus[1].clock_event_reasons = known<uint64_t>(0);
+    auto busy = judge_one("pci.gpu-link", n);
+    EXPECT_STATUS(busy, kWarn);
+    EXPECT_NE(busy.summary.find("2.5 of 16 GT/s while busy"), std::string::npos) << busy.summary;
+    EXPECT_STATUS(judge_one("gpu.pcie-link", n), kWarn);
 }
 
 TEST(GpuLink, MissingAttributesSkipGarbledAreErrors) {

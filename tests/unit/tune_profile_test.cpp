@@ -2,6 +2,7 @@
 // keeps out what the kernel lacks, and user overrides are checked.
 #include <gtest/gtest.h>
 
+#include "launch/binding.h"
 #include "snapshot_builder.h"
 #include "tune/profile.h"
 #include "tune/render_tune.h"
@@ -232,6 +233,23 @@ TEST(TuneCpuNuma, GovernorAndPerGpuBinding) {
     EXPECT_EQ(gpus, 4u);  // the healthy machine's four GPUs, two per node
     EXPECT_EQ(find(p, "GPU 0000:81:00.0")->value, "node 1, CPUs 16-31");
     EXPECT_FALSE(find(p, "GPU 0000:81:00.0")->live.has_value());
+}
+
+TEST(TuneCpuNuma, TheBoardsVgaIsNoGpu) {
+    // A server's BMC shows a VGA controller (ASPEED, class 0x0300) on the bus: neither doctor,
+    // launch nor tune counts it among the GPUs, so rank 0 keeps GPU 0's node.
+    auto s = test::healthy();
+    PciDevice bmc = test::gpu("0000:02:00.0", 0x2000, 0);
+    bmc.vendor = Fact<uint64_t>::known(0x1a03);
+    bmc.class_code = Fact<uint64_t>::known(0x030000);
+    bmc.driver = Fact<std::string>::known("ast");
+    auto& devices = s.pci_devices.value();
+    devices.insert(devices.begin(), bmc);
+    const auto p = build(s, kStock);
+    EXPECT_EQ(find(p, "GPU 0000:02:00.0"), nullptr);
+    const auto places = launch::gpu_places(s);
+    ASSERT_EQ(places.size(), 4u);
+    EXPECT_EQ(places[0].address, "0000:01:00.0");
 }
 
 TEST(TuneProfile, OnlySelectsProfilesAndRejectsUnknownNames) {

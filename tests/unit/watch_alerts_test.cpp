@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "doctor/rule.h"
@@ -112,15 +113,31 @@ TEST(Alerts, OneLookJudgesAtOnceAndCountsSinceTheDriverLoaded) {
     EXPECT_EQ(fired[0].rule, "gpu-temperature");
     EXPECT_EQ(fired[1].rule, "ecc-uncorrected");
     EXPECT_NE(fired[1].summary.find("since the driver loaded"), std::string::npos);
-    // A rate with an allowance still needs time: PCIe replays since load are not a rate.
+    // PCIe replays against the link's own limit (Gen4 x16 when unknown: 15.36 a minute): one
+    // look divides the count since the driver loaded by the uptime, as doctor does, and without
+    // an uptime of a minute it has no window and stays quiet.
+    auto many = [](double uptime) {
+        return [uptime](int t) {
+            NodeSample n = tick(t, 1);
+            n.gpus[0].pcie_replays = 5000;
+            if (uptime > 0) n.uptime_seconds = uptime;
+            return n;
+        };
+    };
+    for (double uptime : {0.0, 30.0, 86400.0}) {  // none, too short, 3.5 a minute
+        AlertEngine replays({only("pcie-replays")});
+        replays.judge_instantly(true);
+        EXPECT_TRUE(run(replays, 0, 0, many(uptime), 1).empty()) << uptime;
+    }
     AlertEngine replays({only("pcie-replays")});
     replays.judge_instantly(true);
-    auto many = [](int t) {
-        NodeSample n = tick(t, 1);
-        n.gpus[0].pcie_replays = 5000;
-        return n;
-    };
-    EXPECT_TRUE(run(replays, 0, 0, many, 1).empty());
+    const auto over = run(replays, 0, 0, many(600), 1);  // 500 a minute
+    ASSERT_EQ(over.size(), 1u);
+    EXPECT_EQ(over[0].severity, Severity::kWarning);
+    EXPECT_NE(over[0].summary.find("500.0 per minute over 10 min of uptime, above the 15.36 per "
+                                   "minute a healthy Gen4 x16 link allows"),
+              std::string::npos)
+        << over[0].summary;
 }
 
 TEST(Alerts, ABriefPeakDoesNotFire) {
@@ -247,9 +264,11 @@ TEST(Alerts, TemperatureSwingsUnderLoadAreInstability) {
 }
 
 TEST(Alerts, ReplayRateOverAWindowAndCounterResets) {
-    AlertEngine e({only("pcie-replays")});  // > 30 per 60 s
+    AlertEngine e({only("pcie-replays")});  // Gen5 x16: 1.92 x 16 = 30.72 per 60 s
     auto replays = [](int t) {
         NodeSample n = tick(t, 1);
+        n.gpus[0].pcie_gen_max = 5;
+        n.gpus[0].pcie_width_max = 16;
         n.gpus[0].pcie_replays = t < 100 ? static_cast<uint64_t>(t / 10)           // 6 a minute
                                          : static_cast<uint64_t>(10 + (t - 100));  // 60 a minute
         if (t >= 200) n.gpus[0].pcie_replays = 3;  // driver reloaded: counter reset
@@ -262,6 +281,89 @@ TEST(Alerts, ReplayRateOverAWindowAndCounterResets) {
     EXPECT_EQ(alerts[0].at, 127);
     EXPECT_FALSE(alerts[1].firing);
     EXPECT_EQ(alerts[1].at, 200);
+}
+
+TEST(Alerts, ReplayLimitIsEachGpusOwnLink) {
+    // 6 replays a minute on both: within a Gen5 x16 link's 30.72, over a Gen3 x8 link's 3.84
+    // (DCGM's per-lane rates, policy/gpu_health.h) — the limit doctor's gpu.pcie-replay uses.
+    AlertEngine e({only("pcie-replays")});
+    auto replays = [](int t) {
+        NodeSample n = tick(t, 2);
+        n.gpus[0].pcie_gen_max = 5;
+        n.gpus[0].pcie_width_max = 16;
+        n.gpus[1].pcie_gen_max = 3;
+        n.gpus[1].pcie_width_max = 8;
+        for (auto& g : n.gpus) g.pcie_replays = static_cast<uint64_t>(t / 10);
+        return n;
+    };
+    const auto alerts = run(e, 0, 120, replays, 2);
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].gpu, 1);
+    EXPECT_NE(alerts[0].summary.find("a healthy Gen3 x8 link allows"), std::string::npos)
+        << alerts[0].summary;
+}
+
+TEST(Alerts, FallenOffTheBusLineIsItsXid79) {
+    // The driver logs Xid 79 and a plain "fallen off the bus" line for one event; doctor's
+    // kmsg.xid counts them as one Xid 79, and watch raises one alert for them.
+    KernelEvent plain;
+    plain.kind = KernelEvent::Kind::kFallenOffBus;
+    plain.device = "0000:41:00.0";
+    plain.message = "NVRM: GPU 0000:41:00.0: GPU has fallen off the bus.";
+    AlertEngine e(default_rules());
+    const auto out = e.evaluate(tick(0, 2), ids(2), {xid("0000:41:00", 79), plain});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].rule, "xid-fatal");
+    EXPECT_EQ(out[0].xid, 79);
+    EXPECT_EQ(out[0].gpu, 1);
+    EXPECT_EQ(e.firing()[0].count, 2u);
+    // The plain line alone is still Xid 79 on its GPU.
+    AlertEngine alone(default_rules());
+    const auto one = alone.evaluate(tick(0, 2), ids(2), {plain});
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].xid, 79);
+    EXPECT_EQ(one[0].severity, Severity::kCritical);
+}
+
+TEST(Alerts, NvlinkJudgedAgainstThePart) {
+    // As doctor's gpu.nvlink (policy::nvlink_verdict): a board (SXM) link down is critical, a
+    // bridge link down on a PCIe card a warning, a card without its bridge nothing, and a node
+    // of one GPU is not judged.
+    auto links = [](unsigned up, unsigned down, std::optional<int> expected, bool on_board) {
+        return [=](int t) {
+            NodeSample n = tick(t, 2);
+            for (auto& g : n.gpus) {
+                g.nvlinks_up = 18;
+                g.nvlinks_down = 0;
+                g.nvlinks_expected = expected;
+                g.nvlink_on_board = on_board;
+            }
+            n.gpus[1].nvlinks_up = up;
+            n.gpus[1].nvlinks_down = down;
+            return n;
+        };
+    };
+    const std::vector<Rule> rules = {only("nvlink-degraded"), only("nvlink-down")};
+    struct Case {
+        std::function<NodeSample(int)> make;
+        std::vector<std::string> fired;
+    };
+    const std::vector<Case> cases = {
+        {links(16, 2, 18, true), {"nvlink-degraded", "nvlink-down"}},
+        {links(18, 0, 18, true), {}},
+        {links(2, 1, 3, false), {"nvlink-degraded"}},
+        {links(0, 3, 3, false), {}},
+        {links(16, 2, std::nullopt, true), {}},
+    };
+    for (size_t i = 0; i < cases.size(); ++i) {
+        AlertEngine e(rules);
+        std::vector<std::string> fired;
+        for (const auto& a : run(e, 0, 0, cases[i].make, 2)) {
+            EXPECT_EQ(a.gpu, 1);
+            fired.push_back(a.rule);
+        }
+        EXPECT_EQ(fired, cases[i].fired) << "case " << i;
+    }
 }
 
 TEST(Alerts, ChangedRulesResolveTheirAlerts) {

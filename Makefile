@@ -1,10 +1,12 @@
 # The two commands of the README's quick start, and a few more.
-#   make run    install what is missing, build, and run `trainrig doctor` on this machine
+#   make run    install what is missing, build trainrig (not its tests), and run
+#               `trainrig validate` on this machine: its verdict and report
 #   make test   install what is missing, build, and run the whole test suite
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 30
+VALIDATE_FLAGS ?= --level quick
 
 .PHONY: all deps build run test test-asan fuzz format clean
 
@@ -17,11 +19,13 @@ build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# Doctor's exit code 1 means it found a failing check, which is an answer, not a build failure;
-# only 2 (could not run) fails this target.
-run: build
-	@$(BUILD)/trainrig doctor -v; rc=$$?; \
-	  if [ $$rc -eq 1 ]; then echo "(trainrig doctor exited 1: a check failed on this machine)"; fi; \
+# validate's exit code 1 (NOT READY) is an answer about this machine, not a build failure; only 2
+# (could not judge) fails this target. Only what trainrig runs is built: no tests, no fuzzers.
+run: deps
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target runtime
+	@$(BUILD)/trainrig validate $(VALIDATE_FLAGS); rc=$$?; \
+	  if [ $$rc -eq 1 ]; then echo "(trainrig validate exited 1: this machine is not ready; the report says why)"; fi; \
 	  [ $$rc -le 1 ]
 
 test: build

@@ -20,6 +20,7 @@ packages=(
     libopenmpi-dev openmpi-bin    # train: data parallel under mpirun; bench nccl bootstrap
     libcpp-httplib-dev            # watch: the /metrics endpoint
     libsqlite3-dev                # watch: the history
+    libssl-dev                    # validate: SHA256SUMS of the report (libcrypto)
     prometheus                    # watch tests: a real Prometheus scrapes /metrics; promtool
     libgtest-dev libgmock-dev     # unit and integration tests
     python3-torch                 # train tests: an independent PyTorch GPT-2 as the reference

@@ -8,6 +8,7 @@ namespace trainrig {
 
 std::vector<std::unique_ptr<Command>> make_commands() {
     std::vector<std::unique_ptr<Command>> commands;
+    commands.push_back(make_validate_command());
     commands.push_back(make_doctor_command());
     commands.push_back(make_collect_command());
     commands.push_back(make_topo_command());
@@ -18,6 +19,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
     commands.push_back(make_bench_command());
     commands.push_back(make_watch_command());
     commands.push_back(make_train_command());
+    commands.push_back(make_report_command());
     return commands;
 }
 

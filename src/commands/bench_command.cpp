@@ -8,6 +8,7 @@
 
 #include "bench/baseline.h"
 #include "bench/bench_document.h"
+#include "bench/bench_runner.h"
 #include "bench/benchmark.h"
 #include "bench/expectations.h"
 #include "bench/gpu_plugin.h"
@@ -19,12 +20,6 @@
 
 namespace trainrig {
 namespace {
-
-bool needs_gpu(const std::string& id) {
-    for (const char* g : {"h2d", "d2h", "hbm", "gemm", "p2p", "nccl", "burn"})
-        if (id == g) return true;
-    return false;
-}
 
 class BenchCommand : public Command {
 public:
@@ -175,28 +170,21 @@ public:
         result.thresholds = thresholds_;
         result.machine = bench::collect_machine_facts();
         const bool tty = ::isatty(STDERR_FILENO) == 1;
-        bool ran_gpu = false;
-        for (auto* b : chosen) {
-            if (std::string why = b->skip_reason(ctx); !why.empty()) {
-                // Asked for by name, it could not run: exit 2, as any input that cannot be used.
-                if (std::find(names_.begin(), names_.end(), b->id()) != names_.end())
-                    result.unavailable = true;
-                result.skipped.push_back({b->id(), std::move(why)});
-                continue;
-            }
-            if (tty) std::fprintf(stderr, "bench: running %s ...\n", b->id());
-            const Status s = b->run(ctx, result.records);
-            if (ctx.cancelled()) return print_error("bench", bench::interrupted_status());
-            ran_gpu |= needs_gpu(b->id());
-            if (!s.ok()) {
-                result.errors.push_back({b->id(), s.message()});
-                // The table shows errors; JSON or a file does not reach the person running it.
-                if (json_ || output_.output)
-                    std::fprintf(stderr, "trainrig bench: %s: %s.\n", b->id(), s.message().c_str());
-            }
-        }
-        if (ran_gpu) result.machine["gpus"] = bench::gpu_devices();
-        bench::apply_expectations(result.records, result.machine, plan::builtin_hardware());
+        bench::RunHooks hooks;
+        // Asked for by name, it could not run: exit 2, as any input that cannot be used.
+        hooks.named = [&](const bench::Benchmark& b) {
+            return std::find(names_.begin(), names_.end(), b.id()) != names_.end();
+        };
+        hooks.starting = [&](const bench::Benchmark& b) {
+            if (tty) std::fprintf(stderr, "bench: running %s ...\n", b.id());
+        };
+        // The table shows errors; JSON or a file does not reach the person running it.
+        hooks.failed = [&](const bench::Benchmark& b, const Status& s) {
+            if (json_ || output_.output)
+                std::fprintf(stderr, "trainrig bench: %s: %s.\n", b.id(), s.message().c_str());
+        };
+        if (!bench::run_benchmarks(chosen, ctx, result, hooks))
+            return print_error("bench", bench::interrupted_status());
         if (baseline) bench::apply_baseline(result.records, *baseline);
 
         const std::string text =

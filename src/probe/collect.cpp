@@ -10,6 +10,7 @@
 #include "core/root_fs.h"
 #include "core/text.h"
 #include "core/user_file.h"
+#include "core/utc_time.h"
 #include "core/version.h"
 #include "probe/parsers.h"
 #include "probe/probes.h"
@@ -17,15 +18,6 @@
 namespace trainrig {
 
 namespace {
-
-std::string utc_now() {
-    std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 Result<Environment> read_env_file(const std::string& path) {
     auto text = read_user_file(path, "--env-file");
@@ -60,7 +52,7 @@ Result<Snapshot> collect_snapshot(const CollectOptions& options) {
     const RootFs fs(options.root);
     Snapshot s;
     s.trainrig_version = kTrainrigVersion;
-    s.collected_at = utc_now();
+    s.collected_at = utc_iso8601(std::time(nullptr));
     s.root = fs.root().string();
     probe_host(fs, s.host);
     probe_kernel_settings(fs, s.kernel);

@@ -8,8 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "background_process.h"
-#include "run_binary.h"
+#include "hanging_python.h"
 
 namespace trainrig::test {
 namespace {
@@ -20,26 +19,12 @@ TEST(Interrupt, CtrlCDuringThePytorchProbeStopsTheProbeToo) {
     const fs::path dir = fs::temp_directory_path() / ("interrupt-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
-    // A python3 that never answers, and says which process it is.
-    {
-        std::ofstream py(dir / "python3");
-        py << "#!/bin/sh\necho $$ > " << (dir / "pid").string() << "\nexec sleep 60\n";
-    }
-    fs::permissions(dir / "python3", fs::perms::owner_all);
-    // The child inherits this process's PATH, with the fake first.
-    const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
-    ::setenv("PATH", (dir.string() + ":" + path).c_str(), 1);
-    BackgroundProcess doctor({TRAINRIG_BINARY, "doctor", "--timeout", "30"}, {},
-                             (dir / "out").string(), (dir / "err").string());
-    ::setenv("PATH", path.c_str(), 1);
-    ASSERT_TRUE(doctor.started());
-    for (int i = 0; i < 200 && !fs::exists(dir / "pid"); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    ASSERT_TRUE(fs::exists(dir / "pid")) << "the probe never started: " << slurp(dir / "err");
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    const pid_t probe = std::stoi(slurp(dir / "pid"));
-    EXPECT_EQ(doctor.stop(SIGINT, 5), 128 + SIGINT) << slurp(dir / "err");
-    EXPECT_NE(slurp(dir / "err").find("interrupted"), std::string::npos) << slurp(dir / "err");
+    HangingPythonRun run(dir, {TRAINRIG_BINARY, "doctor", "--timeout", "30"});
+    ASSERT_TRUE(run.process().started());
+    ASSERT_TRUE(run.probe_started()) << "the probe never started: " << run.err();
+    const pid_t probe = run.probe_pid();
+    EXPECT_EQ(run.process().stop(SIGINT, 5), 128 + SIGINT) << run.err();
+    EXPECT_NE(run.err().find("interrupted"), std::string::npos) << run.err();
     bool gone = false;
     for (int i = 0; i < 100 && !gone; ++i) {
         gone = ::kill(probe, 0) != 0;

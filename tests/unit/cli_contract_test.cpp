@@ -57,14 +57,15 @@ TEST_F(CliContract, TheTableHasEveryLeaf) {
     std::set<std::string> paths;
     for (const auto& l : leaves_) paths.insert(l.path);
     for (const char* expected :
-         {"trainrig doctor", "trainrig collect", "trainrig topo", "trainrig plan",
-          "trainrig tune show", "trainrig tune diff", "trainrig tune apply",
-          "trainrig tune rollback", "trainrig tune status", "trainrig tune lock", "trainrig launch",
-          "trainrig data tokenize", "trainrig data inspect", "trainrig data verify",
-          "trainrig bench list", "trainrig bench run", "trainrig watch", "trainrig watch report",
-          "trainrig train"})
+         {"trainrig doctor",       "trainrig collect",       "trainrig topo",
+          "trainrig plan",         "trainrig tune show",     "trainrig tune diff",
+          "trainrig tune apply",   "trainrig tune rollback", "trainrig tune status",
+          "trainrig tune lock",    "trainrig launch",        "trainrig data tokenize",
+          "trainrig data inspect", "trainrig data verify",   "trainrig bench list",
+          "trainrig bench run",    "trainrig watch",         "trainrig watch report",
+          "trainrig train",        "trainrig validate",      "trainrig report verify"})
         EXPECT_TRUE(paths.count(expected)) << expected;
-    EXPECT_EQ(paths.size(), 19u);
+    EXPECT_EQ(paths.size(), 21u);
 }
 
 TEST_F(CliContract, EveryLeafHasJsonOutputAndVerbose) {

@@ -1,0 +1,38 @@
+#include "bench/bench_runner.h"
+
+#include "bench/expectations.h"
+#include "bench/gpu_plugin.h"
+#include "plan/hardware.h"
+
+namespace trainrig::bench {
+
+bool needs_gpu(const std::string& id) {
+    for (const char* g : {"h2d", "d2h", "hbm", "gemm", "p2p", "nccl", "burn"})
+        if (id == g) return true;
+    return false;
+}
+
+bool run_benchmarks(const std::vector<Benchmark*>& chosen, const BenchContext& ctx, BenchRun& run,
+                    const RunHooks& hooks) {
+    bool ran_gpu = false;
+    for (auto* b : chosen) {
+        if (std::string why = b->skip_reason(ctx); !why.empty()) {
+            if (hooks.named && hooks.named(*b)) run.unavailable = true;
+            run.skipped.push_back({b->id(), std::move(why)});
+            continue;
+        }
+        if (hooks.starting) hooks.starting(*b);
+        const Status s = b->run(ctx, run.records);
+        if (ctx.cancelled()) return false;
+        ran_gpu |= needs_gpu(b->id());
+        if (!s.ok()) {
+            run.errors.push_back({b->id(), s.message()});
+            if (hooks.failed) hooks.failed(*b, s);
+        }
+    }
+    if (ran_gpu) run.machine["gpus"] = gpu_devices();
+    apply_expectations(run.records, run.machine, plan::builtin_hardware());
+    return true;
+}
+
+}  // namespace trainrig::bench

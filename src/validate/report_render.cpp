@@ -1,0 +1,163 @@
+#include "validate/report_render.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "bench/bench_document.h"
+
+namespace trainrig::validate {
+
+namespace {
+
+using nlohmann::json;
+
+std::string str(const json& j, const char* key, const std::string& none = "") {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : none;
+}
+
+std::string cell(std::string s) {  // one Markdown table cell
+    std::replace(s.begin(), s.end(), '\n', ' ');
+    std::string out;
+    for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+}
+
+std::string devices(const json& item) {
+    std::vector<std::string> d;
+    for (const auto& x : item.value("devices", json::array())) d.push_back(x.get<std::string>());
+    return join(d, ", ");
+}
+
+std::string level_mark(const std::string& level) {
+    return level == "fail" ? "FAIL" : level == "warn" ? "WARN" : "UNKNOWN";
+}
+
+// Per GPU over the run: samples, hottest, SM clock range, most power.
+struct GpuRun {
+    size_t samples = 0;
+    double t_max = -1e9, clock_min = 1e18, clock_max = 0, power_max = 0;
+};
+std::map<int, GpuRun> gpu_runs(const json& watch) {
+    std::map<int, GpuRun> out;
+    for (const auto& s : watch.value("samples", json::array())) {
+        GpuRun& g = out[s.value("gpu", 0)];
+        ++g.samples;
+        if (s.contains("temperature_celsius"))
+            g.t_max = std::max(g.t_max, s["temperature_celsius"].get<double>());
+        if (s.contains("sm_clock_hertz")) {
+            g.clock_min = std::min(g.clock_min, s["sm_clock_hertz"].get<double>());
+            g.clock_max = std::max(g.clock_max, s["sm_clock_hertz"].get<double>());
+        }
+        if (s.contains("power_watts"))
+            g.power_max = std::max(g.power_max, s["power_watts"].get<double>());
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string render_report_text(const json& r, const std::string& report_dir, bool verbose) {
+    std::string out = str(r, "verdict_line") + "\n";
+    const auto& items = r.value("items", json::array());
+    size_t shown = 0;
+    for (const auto& i : items) {
+        if (!verbose && shown == 10) {
+            out += fmt::format("  ... and {} more in the report\n", items.size() - shown);
+            break;
+        }
+        ++shown;
+        const std::string where = devices(i);
+        out += fmt::format("  {:<7} {}{}: {}\n", level_mark(str(i, "level")), str(i, "id"),
+                           where.empty() ? "" : " [" + where + "]", str(i, "summary"));
+        if (!str(i, "expected").empty())
+            out += fmt::format("          measured {}, expected {} ({}; {})\n", str(i, "measured"),
+                               str(i, "expected"), str(i, "tolerance"), str(i, "source"));
+        if (!str(i, "action").empty()) out += "          -> " + str(i, "action") + "\n";
+    }
+    for (const auto& s : r.value("stages", json::array()))
+        if (verbose || str(s, "state") != "ran")
+            out += fmt::format("  stage {:<10} {}{}\n", str(s, "name"), str(s, "state"),
+                               str(s, "reason").empty() ? "" : ": " + str(s, "reason"));
+    if (!report_dir.empty()) out += "report: " + report_dir + "\n";
+    return out;
+}
+
+std::string render_report_markdown(const json& r) {
+    std::string md = fmt::format("# {}\n\n", str(r, "verdict_line"));
+    md += fmt::format("Host `{}`, level `{}`, {} to {} ({:.0f} s).  \nCommand: `{}`\n\n",
+                      str(r, "host", "unknown"), str(r, "level"), str(r, "started_at"),
+                      str(r, "finished_at"), r.value("seconds", 0.0), [&] {
+                          std::vector<std::string> argv;
+                          for (const auto& a : r.value("command_line", json::array()))
+                              argv.push_back(a.get<std::string>());
+                          return join(argv, " ");
+                      }());
+    const auto& items = r.value("items", json::array());
+    md += "## What to do first\n\n";
+    if (items.empty()) {
+        md += "Nothing: every check that ran passed.\n\n";
+    } else {
+        md += "| level | id | where | what | measured | expected | action |\n"
+              "|---|---|---|---|---|---|---|\n";
+        for (const auto& i : items)
+            md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} |\n",
+                              level_mark(str(i, "level")), str(i, "id"), cell(devices(i)),
+                              cell(str(i, "summary")), cell(str(i, "measured")),
+                              cell(str(i, "expected").empty()
+                                       ? ""
+                                       : str(i, "expected") + " (" + str(i, "source") + ")"),
+                              cell(str(i, "action")));
+        md += "\n";
+    }
+    md += "## Stages\n\n| stage | state | seconds | budget | note |\n|---|---|---|---|---|\n";
+    for (const auto& s : r.value("stages", json::array()))
+        md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {} |\n", str(s, "title"), str(s, "state"),
+                          s.value("seconds", 0.0), s.value("budget_seconds", 0.0),
+                          cell(str(s, "reason")));
+    md += "\n";
+    if (r.contains("bench")) {
+        md += "## Measurements\n\n| benchmark | measurement | median | expected | status |\n"
+              "|---|---|---|---|---|\n";
+        for (const auto& rec : r["bench"].value("results", json::array())) {
+            const std::string unit = str(rec, "unit");
+            const auto& e = rec["expected"];
+            md += fmt::format("| {} | {} | {} | {} | {} |\n", str(rec, "bench"), str(rec, "name"),
+                              bench::human_value(rec.value("median", 0.0), unit),
+                              e.is_number() ? bench::human_value(e.get<double>(), unit) : "-",
+                              str(rec, "status"));
+        }
+        md += "\n";
+    }
+    if (r.contains("watch")) {
+        const auto runs = gpu_runs(r["watch"]);
+        md += fmt::format("## GPU telemetry\n\n{} ticks, {} alerts.\n\n",
+                          r["watch"].value("ticks", 0), r["watch"]["alerts"].size());
+        if (!runs.empty()) {
+            md += "| GPU | samples | hottest | SM clock | most power |\n|---|---|---|---|---|\n";
+            for (const auto& [gpu, g] : runs)
+                md += fmt::format("| {} | {} | {:.0f} °C | {:.0f}-{:.0f} MHz | {:.0f} W |\n", gpu,
+                                  g.samples, g.t_max, g.clock_min / 1e6, g.clock_max / 1e6,
+                                  g.power_max);
+            md += "\n";
+        }
+    }
+    if (r.contains("versions")) {
+        md += "## Versions\n\n";
+        for (const auto& [k, v] : r["versions"].items())
+            md += fmt::format("- {}: {}\n", k, v.is_null() ? "unknown" : v.is_string() ? v.get<std::string>() : v.dump());
+        md += "\n";
+    }
+    if (r.contains("doctor")) {
+        const auto& s = r["doctor"].value("summary", json::object());
+        md += fmt::format("## Configuration checks\n\n{} pass, {} warn, {} fail, {} error, {} skip; "
+                          "every finding with its evidence is in `report.json`.\n",
+                          s.value("pass", 0), s.value("warn", 0), s.value("fail", 0),
+                          s.value("error", 0), s.value("skip", 0));
+    }
+    return md;
+}
+
+}  // namespace trainrig::validate

@@ -1,0 +1,487 @@
+#include "validate/validate_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <optional>
+
+#include "bench/bench_runner.h"
+#include "bench/machine_facts.h"
+#include "core/cancel_signals.h"
+#include "core/root_fs.h"
+#include "core/utc_time.h"
+#include "core/version.h"
+#include "doctor/gpus.h"
+#include "doctor/report.h"
+#include "snapshot/snapshot.h"
+#include "topo/gpu_matrix.h"
+#include "topo/render_topo.h"
+#include "validate/watch_recorder.h"
+
+namespace trainrig::validate {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Each stage's share of the level's time on this machine class (docs/report.md, "Levels").
+struct Budgets {
+    double doctor, topology, host, gpu, training;
+};
+Budgets budgets(RunLevel l) {
+    switch (l) {
+        case RunLevel::kQuick:
+            return {5, 1, 10, 60, 15};
+        case RunLevel::kStandard:
+            return {10, 1, 90, 600, 120};
+        case RunLevel::kLong:
+            return {10, 1, 180, 3600, 600};
+    }
+    return {5, 1, 10, 60, 15};
+}
+
+// Sizes per level. quick is an admission check: small arrays and files, few repeats, a training
+// run of a few steps that must still show the loss falling; standard uses bench's defaults and a
+// 2-minute burn-in; long burns in for an hour.
+bench::BenchOptions bench_options(const ValidateOptions& o) {
+    bench::BenchOptions b;
+    b.gpus = o.gpus;
+    b.data_dir = o.collect.data_dir.value_or("");
+    switch (o.level) {
+        case RunLevel::kQuick:
+            b.quick = true;
+            b.repeats = 3;
+            b.array_bytes = 64ull << 20;
+            b.file_bytes = 256ull << 20;
+            b.seconds = 2;
+            b.train_seq = 64;
+            b.train_batch = 2;
+            break;
+        case RunLevel::kStandard:
+            b.seconds = 120;  // burn; storage samples take their default
+            break;
+        case RunLevel::kLong:
+            b.seconds = 3600;
+            break;
+    }
+    return b;
+}
+
+bool listed(const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// A device named in a record's target: "GPU 3", or the disk's name.
+std::vector<std::string> devices_of(const nlohmann::json& target) {
+    std::vector<std::string> out;
+    if (auto g = target.find("gpu"); g != target.end() && g->is_number_integer())
+        out.push_back(fmt::format("GPU {}", g->get<int>()));
+    if (auto d = target.find("device"); d != target.end() && d->is_string())
+        out.push_back(d->get<std::string>());
+    return out;
+}
+
+// What to do when a measurement falls short, by benchmark.
+std::string bench_action(const std::string& bench) {
+    if (bench == "h2d" || bench == "d2h")
+        return "check the GPU's PCIe link and its NUMA placement (`trainrig doctor --only "
+               "pci.gpu-link,gpu.pcie-link,numa.gpu-affinity`), then re-run `trainrig bench run " +
+               bench + " -v`";
+    if (bench == "hbm" || bench == "gemm" || bench == "burn")
+        return "check the GPU's clocks and cooling (`trainrig doctor --only "
+               "gpu.clock-events,gpu.temperature`); a GPU well below its peers at the same "
+               "clocks is a part to replace";
+    if (bench == "p2p" || bench == "nccl")
+        return "check NVLink and the GPU-to-GPU paths (`trainrig doctor --only "
+               "gpu.nvlink,gpu.p2p-topology,stack.fabric-manager`, `trainrig topo`)";
+    if (bench == "cpu-mem")
+        return "check the memory population and speed (`trainrig doctor --only mem.dimms`) "
+               "and that no other job ran during the measurement";
+    if (bench == "storage")
+        return "check the drive's PCIe link and filesystem, and that nothing else used the disk";
+    if (bench == "train")
+        return "re-run `trainrig bench run train -v`; a run that does not learn points at the "
+               "backend (`trainrig doctor --only stack.cuda-runtime,stack.torch`)";
+    return "re-run `trainrig bench run " + bench + " -v`";
+}
+
+std::string tolerance_of(const bench::BenchRecord& r, const bench::Thresholds& t) {
+    if (r.expected_floor) return "at least the expected value (a floor)";
+    return fmt::format("pass at {:.0f} % of expected or more, warn from {:.0f} %", 100 * t.pass,
+                       100 * t.warn);
+}
+
+// The items a stage's new records and errors make.
+void bench_items(const bench::BenchRun& run, size_t first_record, size_t first_error,
+                 const std::string& stage, std::vector<Item>& items) {
+    for (size_t i = first_record; i < run.records.size(); ++i) {
+        const auto& r = run.records[i];
+        const auto v = bench::judge(r, run.thresholds);
+        if (v != bench::Verdict::kFail && v != bench::Verdict::kWarn) continue;
+        Item it;
+        it.id = "bench." + r.bench + "." + r.name;
+        it.stage = stage;
+        it.level = v == bench::Verdict::kFail ? Level::kFail : Level::kWarn;
+        it.devices = devices_of(r.target);
+        it.measured = bench::human_value(r.median(), r.unit);
+        if (r.expected) {
+            it.expected = bench::human_value(*r.expected, r.unit);
+            it.tolerance = tolerance_of(r, run.thresholds);
+            it.source = r.expected_source;
+        }
+        if (r.verified && !*r.verified)
+            it.summary = fmt::format("{} {}: the benchmark's own check failed: {}", r.bench,
+                                     r.name, r.verify_detail);
+        else
+            it.summary = fmt::format("{} {}: {} against {} expected", r.bench, r.name,
+                                     it.measured, it.expected);
+        if (!r.verify_detail.empty()) it.evidence.push_back(r.verify_detail);
+        it.action = bench_action(r.bench);
+        items.push_back(std::move(it));
+    }
+    for (size_t i = first_error; i < run.errors.size(); ++i) {
+        Item it;
+        it.id = "bench." + run.errors[i].bench;
+        it.stage = stage;
+        it.level = Level::kUnknown;
+        it.summary = fmt::format("{} could not run: {}", run.errors[i].bench, run.errors[i].text);
+        it.action = fmt::format("fix what the error names, then re-run `trainrig bench run {} -v`",
+                                run.errors[i].bench);
+        items.push_back(std::move(it));
+    }
+}
+
+Item finding_item(const Finding& f) {
+    Item it;
+    it.id = f.id;
+    it.stage = "doctor";
+    it.level = f.status == FindingStatus::kFail   ? Level::kFail
+               : f.status == FindingStatus::kWarn ? Level::kWarn
+                                                  : Level::kUnknown;
+    it.summary = f.summary;
+    it.evidence = f.evidence;
+    it.action = f.remedy.empty() && f.status == FindingStatus::kError
+                    ? "the check could not read its input: see the evidence, fix access to it "
+                      "and re-run `trainrig doctor --only " +
+                          f.id + "`"
+                    : f.remedy;
+    return it;
+}
+
+Item alert_item(const watch::Alert& a) {
+    Item it;
+    it.id = "watch." + a.rule;
+    it.stage = "watch";
+    it.level = a.severity == watch::Severity::kCritical ? Level::kFail : Level::kWarn;
+    it.summary = a.summary;
+    if (a.gpu >= 0) it.devices.push_back(fmt::format("GPU {}", a.gpu));
+    if (!a.device.empty()) it.devices.push_back(a.device);
+    it.action = a.remedy;
+    if (a.value) it.measured = fmt::format("{:g}", *a.value);
+    return it;
+}
+
+nlohmann::json item_json(const Item& i) {
+    auto opt = [](const std::string& s) {
+        return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+    };
+    return {{"id", i.id},
+            {"stage", i.stage},
+            {"level", level_name(i.level)},
+            {"summary", i.summary},
+            {"devices", i.devices},
+            {"measured", opt(i.measured)},
+            {"expected", opt(i.expected)},
+            {"tolerance", opt(i.tolerance)},
+            {"source", opt(i.source)},
+            {"evidence", i.evidence},
+            {"action", i.action}};
+}
+
+nlohmann::json stage_json(const Stage& s) {
+    return {{"name", s.name},
+            {"title", s.title},
+            {"state", stage_state_name(s.state)},
+            {"reason", s.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.reason)},
+            {"required", s.required},
+            {"budget_seconds", s.budget_seconds},
+            {"seconds", s.seconds}};
+}
+
+nlohmann::json versions(const Snapshot& s) {
+    auto known = [](const auto& fact) {
+        return fact.is_known() ? nlohmann::json(fact.value()) : nlohmann::json(nullptr);
+    };
+    nlohmann::json v = {{"trainrig", kTrainrigVersion},
+                        {"kernel", known(s.host.kernel_release)},
+                        {"driver", nullptr},
+                        {"cuda_driver", nullptr}};
+    if (s.nvml.is_known()) {
+        v["driver"] = known(s.nvml.value().driver_version);
+        v["cuda_driver"] = known(s.nvml.value().cuda_driver_version);
+    }
+    return v;
+}
+
+class Progress {
+public:
+    Progress(bool on, size_t stages) : on_(on), stages_(stages) {}
+    void start(const Stage& s) {
+        ++n_;
+        if (on_)
+            std::fprintf(stderr, "validate: [%zu/%zu] %s (about %.0f s) ...\n", n_, stages_,
+                         s.title.c_str(), s.budget_seconds);
+    }
+
+private:
+    bool on_;
+    size_t stages_, n_ = 0;
+};
+
+}  // namespace
+
+Result<RunLevel> level_from_name(const std::string& name) {
+    if (name == "quick") return RunLevel::kQuick;
+    if (name == "standard") return RunLevel::kStandard;
+    if (name == "long") return RunLevel::kLong;
+    return Status{Errc::kInvalidInput,
+                  fmt::format("--level {}: not a level (quick, standard, long)", name)};
+}
+
+const char* level_label(RunLevel l) {
+    return l == RunLevel::kQuick ? "quick" : l == RunLevel::kStandard ? "standard" : "long";
+}
+
+const std::vector<std::string>& stage_names() {
+    static const std::vector<std::string> names = {"doctor", "topology", "host-bench",
+                                                   "gpu-bench", "training", "watch"};
+    return names;
+}
+
+Status check_skip(const std::vector<std::string>& skip) {
+    const auto benchmarks = bench::make_benchmarks();
+    for (const auto& s : skip) {
+        bool known = listed(stage_names(), s) || find_rule(s);
+        for (const auto& r : all_rules()) known = known || r.id.starts_with(s + ".");
+        for (const auto& b : benchmarks) known = known || s == b->id();
+        if (!known)
+            return {Errc::kInvalidInput,
+                    fmt::format("--skip {}: neither a stage ({}), a doctor check or area, nor a "
+                                "benchmark",
+                                s, join(stage_names(), ", ")),
+                    "`trainrig doctor --list` and `trainrig bench list` show the ids"};
+    }
+    return ok_status();
+}
+
+Result<ValidateResult> run_validate(const ValidateOptions& o) {
+    // One handler for the whole run: a stage's own resets the flag when it starts, but
+    // received() keeps the signal, so no Ctrl-C between stages is lost.
+    const CancelSignals signals;
+    const auto interrupted = [] { return CancelSignals::received() != 0; };
+    const std::time_t started = std::time(nullptr);
+    const Budgets budget = budgets(o.level);
+    const bool tree = !RootFs(o.collect.root).is_live();
+    auto skipped_by_user = [&](const std::string& stage) { return listed(o.skip, stage); };
+
+    std::vector<Stage> stages = {
+        {"doctor", "configuration checks (doctor)", budget.doctor, 0, StageState::kSkipped, "",
+         true},
+        {"topology", "topology", budget.topology, 0, StageState::kSkipped, "", false},
+        {"host-bench", "host benchmarks (memory, storage)", budget.host, 0, StageState::kSkipped,
+         "", false},
+        {"gpu-bench", "GPU benchmarks", budget.gpu, 0, StageState::kSkipped, "", false},
+        {"training", "a training run", budget.training, 0, StageState::kSkipped, "", true},
+        {"watch", "GPU telemetry through the run (watch)", 0, 0, StageState::kSkipped, "", false},
+    };
+    auto stage = [&](const char* name) -> Stage& {
+        return *std::find_if(stages.begin(), stages.end(),
+                             [&](const Stage& s) { return s.name == name; });
+    };
+    std::vector<Item> items;
+    ValidateResult out;
+    nlohmann::json report = {{"schema", "trainrig.validate"}, {"schema_version", 1}};
+    Progress progress(o.progress, stages.size() - 1);
+
+    // 1. doctor: every rule (less the skipped ids and areas).
+    Stage& d = stage("doctor");
+    progress.start(d);
+    auto t0 = Clock::now();
+    Selection sel;
+    for (const auto& r : all_rules())
+        for (const auto& s : o.skip)
+            if (r.id == s || r.id.starts_with(s + ".")) sel.skip.push_back(r.id);
+    CollectOptions collect = o.collect;
+    collect.torch = selected("stack.torch", sel) || selected("stack.nccl", sel);
+    auto snap = collect_snapshot(collect);
+    if (!snap.ok() && !interrupted()) return snap.status();
+    Scope scope = Scope::kTree;
+    if (snap.ok()) {
+        RuleOptions ro;
+        if (o.expect_gpus >= 0) ro.expect_gpus = o.expect_gpus;
+        DoctorReport dr;
+        dr.source = tree ? "machine tree " + snap->root : std::string("live machine");
+        dr.hostname = snap->host.hostname.is_known() ? snap->host.hostname.value() : "unknown host";
+        dr.collected_at = snap->collected_at;
+        dr.findings = judge(*snap, ro, sel);
+        for (const auto& f : dr.findings)
+            if (f.status == FindingStatus::kFail || f.status == FindingStatus::kWarn ||
+                f.status == FindingStatus::kError)
+                items.push_back(finding_item(f));
+        d.state = StageState::kRan;
+        report["doctor"] = render_json(dr);
+        report["host"] = dr.hostname;
+        report["versions"] = versions(*snap);
+        out.raw["raw/snapshot.json"] = snapshot_to_json(*snap).dump(1) + "\n";
+        scope = tree ? Scope::kTree : select_gpus(*snap).gpus.empty() ? Scope::kHost : Scope::kGpu;
+    } else {
+        d.state = StageState::kInterrupted;
+    }
+    d.seconds = seconds_since(t0);
+
+    // 2. topology, from the same snapshot.
+    Stage& topo = stage("topology");
+    if (snap.ok() && !interrupted()) {
+        progress.start(topo);
+        t0 = Clock::now();
+        if (skipped_by_user("topology")) {
+            topo.reason = "skipped with --skip";
+        } else {
+            report["topology"] = render_topo_json(build_gpu_matrix(*snap));
+            topo.state = StageState::kRan;
+        }
+        topo.seconds = seconds_since(t0);
+    }
+
+    // 3-5. measurements, with watch sampling the GPUs throughout.
+    const bool live = !tree && snap.ok();
+    const char* live_only = "--root judges a machine tree: this stage needs the live machine";
+    bench::BenchContext ctx;
+    ctx.options = bench_options(o);
+    ctx.options.train_backend = scope == Scope::kGpu ? "cuda" : "cpu";
+    ctx.cancel = &CancelSignals::flag();
+    bench::BenchRun run;
+    if (live) run.machine = bench::collect_machine_facts();
+    const auto benchmarks = bench::make_benchmarks();
+    std::optional<WatchRecorder> watch;
+    if (live && !skipped_by_user("watch") && !interrupted()) watch.emplace(1.0);
+    const auto t_watch = Clock::now();
+
+    auto measure = [&](const char* name, std::vector<std::string> ids, bool required) {
+        Stage& s = stage(name);
+        s.required = required;
+        if (!snap.ok()) return;
+        if (!live) {
+            s.reason = live_only;
+            return;
+        }
+        if (interrupted()) {
+            s.reason = "interrupted before it started";
+            return;
+        }
+        if (skipped_by_user(name)) {
+            s.reason = "skipped with --skip";
+            s.required = false;
+            return;
+        }
+        std::vector<bench::Benchmark*> chosen;
+        for (const auto& b : benchmarks)
+            if (listed(ids, b->id()) && !listed(o.skip, b->id())) chosen.push_back(b.get());
+        progress.start(s);
+        const auto t = Clock::now();
+        const size_t records = run.records.size(), errors = run.errors.size(),
+                     skips = run.skipped.size();
+        const bool done = bench::run_benchmarks(chosen, ctx, run);
+        s.seconds = seconds_since(t);
+        bench_items(run, records, errors, name, items);
+        const size_t ran = chosen.size() - (run.skipped.size() - skips);
+        if (!done || interrupted()) {
+            s.state = StageState::kInterrupted;
+        } else if (ran == 0) {
+            std::vector<std::string> why;
+            for (size_t i = skips; i < run.skipped.size(); ++i)
+                why.push_back(run.skipped[i].bench + ": " + run.skipped[i].text);
+            s.state = required ? StageState::kCouldNotRun : StageState::kSkipped;
+            s.reason = chosen.empty() ? "every benchmark of it skipped with --skip" : join(why, "; ");
+        } else {
+            s.state = run.errors.size() > errors && run.errors.size() - errors == ran
+                          ? StageState::kCouldNotRun
+                          : StageState::kRan;
+            if (s.state == StageState::kCouldNotRun) s.reason = "every benchmark failed to run";
+        }
+    };
+    measure("host-bench", {"cpu-mem", "storage"}, false);
+    std::vector<std::string> gpu_ids = {"h2d", "d2h", "hbm", "gemm", "p2p", "nccl"};
+    if (o.level != RunLevel::kQuick) gpu_ids.push_back("burn");
+    if (scope == Scope::kGpu) {
+        measure("gpu-bench", gpu_ids, true);
+    } else if (snap.ok()) {
+        stage("gpu-bench").reason = tree ? live_only : "no NVIDIA GPU on this machine";
+    }
+    measure("training", {"train"}, true);
+
+    Stage& w = stage("watch");
+    if (watch) {
+        watch->stop();
+        w.seconds = seconds_since(t_watch);
+        if (watch->absent()) {
+            w.reason = "no NVIDIA driver: no GPU telemetry";
+        } else if (!watch->problem().empty()) {
+            w.state = StageState::kCouldNotRun;
+            w.required = scope == Scope::kGpu;
+            w.reason = watch->problem();
+        } else {
+            w.state = StageState::kRan;
+            for (const auto& a : watch->alerts()) items.push_back(alert_item(a));
+        }
+        nlohmann::json alerts = nlohmann::json::array();
+        for (const auto& a : watch->alerts()) alerts.push_back(nlohmann::json::parse(watch::alert_json(a)));
+        report["watch"] = {{"ticks", watch->ticks()},
+                           {"problem", watch->problem()},
+                           {"samples", watch->samples()},
+                           {"alerts", alerts}};
+        out.raw["raw/watch.json"] = report["watch"].dump(1) + "\n";
+    } else if (snap.ok()) {
+        w.reason = !live ? live_only : skipped_by_user("watch") ? "skipped with --skip"
+                                                                 : "interrupted before it started";
+    }
+    if (live) {
+        report["bench"] = bench::bench_document(run);
+        out.raw["raw/bench.json"] = report["bench"].dump(1) + "\n";
+    }
+
+    out.incomplete = interrupted();
+    out.outcome = judge(stages, items, scope, out.incomplete);
+    const std::time_t finished = std::time(nullptr);
+    nlohmann::json stage_docs = nlohmann::json::array(), item_docs = nlohmann::json::array();
+    for (const auto& s : stages) stage_docs.push_back(stage_json(s));
+    // Failures first, then what could not be judged, then warnings: the order people act in.
+    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+        auto rank = [](Level l) { return l == Level::kFail ? 0 : l == Level::kUnknown ? 1 : 2; };
+        return rank(a.level) < rank(b.level);
+    });
+    for (const auto& i : items) item_docs.push_back(item_json(i));
+    report["verdict"] = verdict_name(out.outcome.verdict);
+    report["verdict_line"] = out.outcome.line;
+    report["scope"] = scope_name(scope);
+    report["level"] = level_label(o.level);
+    report["incomplete"] = out.incomplete;
+    report["started_at"] = utc_iso8601(started);
+    report["finished_at"] = utc_iso8601(finished);
+    report["seconds"] = std::difftime(finished, started);
+    report["command_line"] = o.argv;
+    report["stages"] = stage_docs;
+    report["items"] = item_docs;
+    if (!report.contains("host")) report["host"] = nullptr;
+    out.report = std::move(report);
+    return out;
+}
+
+}  // namespace trainrig::validate

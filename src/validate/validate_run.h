@@ -1,0 +1,47 @@
+// `trainrig validate`: doctor → topology → host benchmarks → GPU benchmarks → a training run,
+// with watch sampling the GPUs through the measurements, judged into one verdict
+// (validate/verdict.h) and one report document (docs/report.md). Pure orchestration: every
+// judgement is the stage's own command's (doctor's rules, bench's expectations, watch's rules).
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "probe/collect.h"
+#include "validate/verdict.h"
+
+namespace trainrig::validate {
+
+enum class RunLevel { kQuick, kStandard, kLong };
+Result<RunLevel> level_from_name(const std::string& name);
+const char* level_label(RunLevel l);  // "quick", "standard", "long"
+
+struct ValidateOptions {
+    RunLevel level = RunLevel::kQuick;
+    CollectOptions collect;          // --root, --data-dir, --env-file, --timeout
+    std::vector<int> gpus;           // --gpus; empty: all
+    std::vector<std::string> skip;   // --skip: stages, doctor checks or areas, benchmarks
+    int expect_gpus = -1;            // --expect-gpus
+    bool progress = false;           // a line on stderr as each stage starts
+    std::vector<std::string> argv;   // the command line, for the report
+};
+
+// The names --skip takes besides doctor check ids and areas and benchmark ids.
+const std::vector<std::string>& stage_names();
+// An error naming the first --skip value that is none of those.
+Status check_skip(const std::vector<std::string>& skip);
+
+struct ValidateResult {
+    Outcome outcome;
+    bool incomplete = false;  // interrupted: the report holds what ran until then
+    nlohmann::json report;    // trainrig.validate, without the command envelope
+    std::map<std::string, std::string> raw;  // raw/… files of the report directory
+};
+
+// Fails only on bad input (an unreadable --root or --env-file); anything a stage cannot do is
+// in the verdict.
+Result<ValidateResult> run_validate(const ValidateOptions& options);
+
+}  // namespace trainrig::validate

@@ -1,0 +1,60 @@
+// `trainrig validate`'s one verdict over every stage and finding (docs/report.md, "Verdict"):
+// READY, READY WITH WARNINGS, NOT READY or UNKNOWN. A check that could not run or could not read
+// its input is never a pass: it makes the verdict UNKNOWN, unless something failed outright,
+// which makes it NOT READY whatever else could not run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trainrig::validate {
+
+enum class Verdict { kReady, kReadyWithWarnings, kNotReady, kUnknown };
+const char* verdict_name(Verdict v);  // "READY", "READY WITH WARNINGS", "NOT READY", "UNKNOWN"
+// 0 ready (with or without warnings), 1 not ready, 2 unknown.
+int verdict_exit_code(Verdict v);
+
+enum class Level { kFail, kWarn, kUnknown };
+const char* level_name(Level l);  // "fail", "warn", "unknown"
+
+// One thing that keeps the machine from a plain READY: what, where, measured against what, and
+// what to do about it.
+struct Item {
+    std::string id;     // a doctor rule ("gpu.temperature"), "bench.<bench>.<name>",
+                        // "watch.<rule>" or "stage.<stage>"
+    std::string stage;  // the stage that found it
+    Level level = Level::kWarn;
+    std::string summary;
+    std::vector<std::string> devices;  // "GPU 0", "0000:41:00.0", "nvme0n1"
+    std::string measured, expected, tolerance, source;  // a measurement's, when it is one
+    std::vector<std::string> evidence;
+    std::string action;  // fix X, replace part Y, re-run stage Z
+};
+
+enum class StageState { kRan, kSkipped, kCouldNotRun, kInterrupted };
+const char* stage_state_name(StageState s);  // "ran", "skipped", "could not run", "interrupted"
+
+struct Stage {
+    std::string name;   // doctor, topology, host-bench, gpu-bench, training, watch
+    std::string title;  // "GPU benchmarks"
+    double budget_seconds = 0;
+    double seconds = 0;
+    StageState state = StageState::kSkipped;
+    std::string reason;     // why it was skipped or could not run
+    bool required = false;  // could not run: the verdict is UNKNOWN
+};
+
+// What the verdict covers: a machine with GPUs, a host without one (never a plain READY for GPU
+// training), or a machine tree (configuration only: the live stages do not run).
+enum class Scope { kGpu, kHost, kTree };
+const char* scope_name(Scope s);  // "gpu", "host", "tree"
+
+struct Outcome {
+    Verdict verdict = Verdict::kUnknown;
+    std::string line;  // "NOT READY: 2 failed, 1 warning (no GPU: host checks only)"
+};
+
+Outcome judge(const std::vector<Stage>& stages, const std::vector<Item>& items, Scope scope,
+              bool incomplete);
+
+}  // namespace trainrig::validate

@@ -1,0 +1,140 @@
+// validate's verdict rules and its report directory (docs/report.md).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/sha256.h"
+#include "temp_dir_test.h"
+#include "validate/report_dir.h"
+#include "validate/verdict.h"
+
+namespace trainrig::validate {
+namespace {
+
+namespace fs = std::filesystem;
+
+Item item(Level l, const char* id = "x") {
+    Item i;
+    i.id = id;
+    i.level = l;
+    return i;
+}
+
+Stage stage(const char* name, StageState s, bool required) {
+    Stage st;
+    st.name = name;
+    st.state = s;
+    st.required = required;
+    return st;
+}
+
+TEST(ValidateVerdict, PrecedenceFailThenUnknownThenWarn) {
+    const std::vector<Stage> ran = {stage("doctor", StageState::kRan, true),
+                                    stage("training", StageState::kRan, true)};
+    EXPECT_EQ(judge(ran, {}, Scope::kGpu, false).verdict, Verdict::kReady);
+    EXPECT_EQ(judge(ran, {item(Level::kWarn)}, Scope::kGpu, false).verdict,
+              Verdict::kReadyWithWarnings);
+    EXPECT_EQ(judge(ran, {item(Level::kWarn), item(Level::kUnknown)}, Scope::kGpu, false).verdict,
+              Verdict::kUnknown);
+    // A failure makes NOT READY even when other parts could not be judged.
+    EXPECT_EQ(judge(ran, {item(Level::kUnknown), item(Level::kFail), item(Level::kWarn)},
+                    Scope::kGpu, false)
+                  .verdict,
+              Verdict::kNotReady);
+}
+
+TEST(ValidateVerdict, ARequiredStageThatDidNotRunIsNeverAPass) {
+    const std::vector<Stage> stages = {stage("doctor", StageState::kRan, true),
+                                       stage("gpu-bench", StageState::kCouldNotRun, true),
+                                       stage("topology", StageState::kCouldNotRun, false)};
+    const auto o = judge(stages, {}, Scope::kGpu, false);
+    EXPECT_EQ(o.verdict, Verdict::kUnknown);
+    EXPECT_EQ(o.line, "UNKNOWN: did not run: gpu-bench");
+    EXPECT_EQ(verdict_exit_code(o.verdict), 2);
+    // Skipped (the machine lacks what it needs, or --root) is not "could not run".
+    const std::vector<Stage> skipped = {stage("doctor", StageState::kRan, true),
+                                        stage("training", StageState::kSkipped, true)};
+    EXPECT_EQ(judge(skipped, {}, Scope::kTree, false).verdict, Verdict::kReady);
+}
+
+TEST(ValidateVerdict, TheLineSaysWhatTheVerdictCovers) {
+    const std::vector<Stage> ran = {stage("doctor", StageState::kRan, true)};
+    const auto host = judge(ran, {item(Level::kFail), item(Level::kWarn), item(Level::kWarn)},
+                            Scope::kHost, false);
+    EXPECT_EQ(host.line, "NOT READY: 1 failed, 2 warnings (no GPU: host checks only)");
+    EXPECT_EQ(verdict_exit_code(host.verdict), 1);
+    EXPECT_EQ(judge(ran, {}, Scope::kHost, false).line, "READY (no GPU: host checks only)");
+    EXPECT_EQ(judge(ran, {}, Scope::kTree, false).line, "READY (machine tree: configuration only)");
+    // Interrupted: whatever ran was fine, the verdict cannot be READY.
+    const auto cut = judge(ran, {}, Scope::kGpu, true);
+    EXPECT_EQ(cut.verdict, Verdict::kUnknown);
+    EXPECT_EQ(cut.line, "INCOMPLETE, UNKNOWN");
+}
+
+TEST(Sha256, KnownDigests) {  // FIPS 180-2 examples
+    EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(sha256_hex("abc"),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+class ReportDir : public test::TempDirTest {};
+
+TEST_F(ReportDir, WrittenWholeWithSumsAndVerified) {
+    const fs::path dir = dir_ / "r";
+    ASSERT_TRUE(write_report_dir(dir, {{"report.json", "{}\n"}, {"raw/bench.json", "[]\n"}}).ok());
+    EXPECT_EQ(slurp(dir / "SHA256SUMS"),
+              sha256_hex("[]\n") + "  raw/bench.json\n" + sha256_hex("{}\n") + "  report.json\n");
+    auto v = verify_report_dir(dir);
+    ASSERT_TRUE(v.ok()) << v.status().message();
+    EXPECT_TRUE(v->intact());
+    EXPECT_EQ(v->ok.size(), 2u);
+    // Nothing but the report is left beside it.
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+
+    std::ofstream(dir / "report.json") << "{\"verdict\": \"READY\"}\n";  // edited
+    fs::remove(dir / "raw/bench.json");
+    std::ofstream(dir / "notes.txt") << "added\n";
+    v = verify_report_dir(dir);
+    ASSERT_TRUE(v.ok());
+    EXPECT_FALSE(v->intact());
+    EXPECT_EQ(v->changed, std::vector<std::string>{"report.json"});
+    EXPECT_EQ(v->missing, std::vector<std::string>{"raw/bench.json"});
+    EXPECT_EQ(v->unlisted, std::vector<std::string>{"notes.txt"});
+}
+
+TEST_F(ReportDir, AnExistingDirectoryIsNeverTouched) {
+    const fs::path dir = dir_ / "r";
+    fs::create_directory(dir);
+    std::ofstream(dir / "mine.txt") << "keep\n";
+    const Status s = write_report_dir(dir, {{"report.json", "{}\n"}});
+    EXPECT_EQ(s.code(), Errc::kInvalidInput);
+    EXPECT_NE(s.message().find("exists already"), std::string::npos) << s.message();
+    EXPECT_EQ(slurp(dir / "mine.txt"), "keep\n");
+}
+
+TEST_F(ReportDir, AFailureLeavesNothingHalfWritten) {
+    const fs::path dir = dir_ / "r";
+    // "a" is written as a file, so "a/b" cannot be: the write fails part way.
+    const Status s = write_report_dir(dir, {{"a", "x"}, {"a/b", "y"}});
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("no report was written"), std::string::npos) << s.message();
+    EXPECT_FALSE(fs::exists(dir));
+    EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+TEST_F(ReportDir, AMalformedSumsFileNamesItsLine) {
+    std::ofstream(dir_ / "SHA256SUMS") << sha256_hex("") << "  empty\nnot a sum\n";
+    auto v = verify_report_dir(dir_);
+    ASSERT_FALSE(v.ok());
+    EXPECT_NE(v.status().message().find("SHA256SUMS line 2"), std::string::npos)
+        << v.status().message();
+}
+
+}  // namespace
+}  // namespace trainrig::validate

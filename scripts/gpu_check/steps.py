@@ -237,8 +237,9 @@ def doctor_timing(ctx, pairs=10):
 def validate(ctx):
     if ctx.sh([ctx.bin, "validate", "--help"], log="help.txt") != 0:
         return Outcome(SKIPPED, "this build has no `trainrig validate`")
+    # validate.json is report.json of the report directory, which stays in the work folder.
     rc = ctx.sh([ctx.bin, "validate", "--level", "quick", "--json", "-o",
-                 ctx.path("validate.json")])
+                 ctx.path("validate.json"), "--report", ctx.path("validate-report")])
     doc = ctx.read_json("validate.json") or {}
     numbers = {"exit_code": rc, "verdict": doc.get("verdict")}
     # validate's own exit codes: 0 ready (with or without warnings), 1 not ready, 2 unknown.

@@ -540,6 +540,25 @@ TEST(AlertConfig, DefaultsOffAndXidLists) {
     EXPECT_EQ(c->actions[0].path, "-");
 }
 
+TEST(AlertConfig, ReplaysAgainstTheLinkOrAFixedNumber) {
+    // The default judges each GPU's own link; a number in the file replaces that, and "link"
+    // brings it back on a rule of one's own.
+    auto fixed = parse_alert_config("[[rule]]\nname = \"pcie-replays\"\nabove = 100\n", "r.toml");
+    ASSERT_TRUE(fixed) << fixed.status().message();
+    for (const auto& r : fixed->rules)
+        if (r.name == "pcie-replays") {
+            EXPECT_FALSE(r.limit_per_link);
+            EXPECT_EQ(r.limit, 100);
+        }
+    auto own = parse_alert_config(
+        "[[rule]]\nname = \"replays-5m\"\nkind = \"rate\"\nfield = \"pcie_replays\"\n"
+        "above = \"link\"\nwindow = \"5m\"\n",
+        "r.toml");
+    ASSERT_TRUE(own) << own.status().message();
+    EXPECT_TRUE(own->rules.back().limit_per_link);
+    EXPECT_EQ(own->rules.back().window_seconds, 300);
+}
+
 TEST(AlertConfig, MistakesNameFileLineAndKey) {
     const std::pair<const char*, const char*> cases[] = {
         {"[[rule]]\nname = \"x\"\nkind = \"threshold\"\nfield = \"temp\"\nabove = 1\n",
@@ -559,6 +578,9 @@ TEST(AlertConfig, MistakesNameFileLineAndKey) {
         {"[[rule]\n", "r.toml line 1:"},
         {"[[rule]]\nname = \"a\"\nkind = \"event\"\n[[rule]]\nname = \"a\"\nkind = \"event\"\n",
          "a second rule named \"a\""},
+        {"[[rule]]\nname = \"r\"\nkind = \"rate\"\nfield = \"ecc_corrected\"\nabove = \"link\"\n",
+         "\"link\" is the limit of a rate of pcie_replays"},
+        {"[[rule]]\nname = \"pcie-replays\"\nabove = \"lanes\"\n", "a number or \"link\""},
     };
     for (const auto& [text, want] : cases) {
         auto c = parse_alert_config(text, "r.toml");

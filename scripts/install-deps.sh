@@ -21,6 +21,7 @@ packages=(
     libcpp-httplib-dev            # watch: the /metrics endpoint
     libsqlite3-dev                # watch: the history
     libssl-dev                    # validate: SHA256SUMS of the report (libcrypto)
+    chromium                      # tests: validate's report.html opened in a headless browser
     prometheus                    # watch tests: a real Prometheus scrapes /metrics; promtool
     libgtest-dev libgmock-dev     # unit and integration tests
     python3-torch                 # train tests: an independent PyTorch GPT-2 as the reference

@@ -12,6 +12,7 @@
 #include "commands/print_error.h"
 #include "core/utc_time.h"
 #include "validate/report_dir.h"
+#include "validate/report_html.h"
 #include "validate/report_render.h"
 #include "validate/validate_run.h"
 
@@ -94,6 +95,7 @@ public:
             std::map<std::string, std::string> files = result->raw;
             files["report.json"] = doc;
             files["report.md"] = validate::render_report_markdown(result->report);
+            files["report.html"] = validate::render_report_html(result->report);
             if (auto s = validate::write_report_dir(dir, files); !s.ok())
                 return print_error(name(), s);
         }

@@ -57,8 +57,9 @@ Status fill(const fs::path& tmp, const std::map<std::string, std::string>& files
         const fs::path path = tmp / name;
         std::error_code ec;
         fs::create_directories(path.parent_path(), ec);
-        if (ec) return {Errc::kIo, fmt::format("cannot create {}: {}", path.parent_path().string(),
-                                               ec.message())};
+        if (ec)
+            return {Errc::kIo,
+                    fmt::format("cannot create {}: {}", path.parent_path().string(), ec.message())};
         dirs.insert(path.parent_path());
         TRAINRIG_TRY(write_synced(path, content));
         sums += fmt::format("{}  {}\n", sha256_hex(content), name);
@@ -82,8 +83,8 @@ Status write_report_dir(const fs::path& dir, const std::map<std::string, std::st
         parent / fmt::format(".{}.tmp-{}", dir.filename().string(), static_cast<long>(::getpid()));
     fs::remove_all(tmp, ec);
     if (!fs::create_directory(tmp, ec))
-        return {Errc::kIo, fmt::format("cannot create {}: {}", tmp.string(),
-                                       ec ? ec.message() : "it exists")};
+        return {Errc::kIo,
+                fmt::format("cannot create {}: {}", tmp.string(), ec ? ec.message() : "it exists")};
     Status s = fill(tmp, files);
     if (s.ok() && ::rename(tmp.c_str(), dir.c_str()) != 0)
         s = errno_status(errno, "rename the report to", dir.string());
@@ -107,9 +108,8 @@ Result<VerifyResult> verify_report_dir(const fs::path& dir) {
         if (line.empty()) continue;
         // sha256sum(1): 64 hex digits, two spaces (or space and '*'), the path.
         if (line.size() < 67 || line[64] != ' ' || (line[65] != ' ' && line[65] != '*'))
-            return Status{Errc::kInvalidInput,
-                          fmt::format("{} line {}: not \"<sha256>  <path>\"",
-                                      (dir / kSums).string(), line_no)};
+            return Status{Errc::kInvalidInput, fmt::format("{} line {}: not \"<sha256>  <path>\"",
+                                                           (dir / kSums).string(), line_no)};
         const std::string want = line.substr(0, 64), name = line.substr(66);
         listed.insert(name);
         const fs::path path = dir / name;

@@ -13,11 +13,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string str(const json& j, const char* key, const std::string& none = "") {
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : none;
-}
-
 std::string cell(std::string s) {  // one Markdown table cell
     std::replace(s.begin(), s.end(), '\n', ' ');
     std::string out;
@@ -59,8 +54,13 @@ std::map<int, GpuRun> gpu_runs(const json& watch) {
 
 }  // namespace
 
+std::string report_text(const json& j, const char* key, const std::string& none) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : none;
+}
+
 std::string render_report_text(const json& r, const std::string& report_dir, bool verbose) {
-    std::string out = str(r, "verdict_line") + "\n";
+    std::string out = report_text(r, "verdict_line") + "\n";
     const auto& items = r.value("items", json::array());
     size_t shown = 0;
     for (const auto& i : items) {
@@ -70,26 +70,31 @@ std::string render_report_text(const json& r, const std::string& report_dir, boo
         }
         ++shown;
         const std::string where = devices(i);
-        out += fmt::format("  {:<7} {}{}: {}\n", level_mark(str(i, "level")), str(i, "id"),
-                           where.empty() ? "" : " [" + where + "]", str(i, "summary"));
-        if (!str(i, "expected").empty())
-            out += fmt::format("          measured {}, expected {} ({}; {})\n", str(i, "measured"),
-                               str(i, "expected"), str(i, "tolerance"), str(i, "source"));
-        if (!str(i, "action").empty()) out += "          -> " + str(i, "action") + "\n";
+        out += fmt::format("  {:<7} {}{}: {}\n", level_mark(report_text(i, "level")),
+                           report_text(i, "id"), where.empty() ? "" : " [" + where + "]",
+                           report_text(i, "summary"));
+        if (!report_text(i, "expected").empty())
+            out += fmt::format("          measured {}, expected {} ({}; {})\n",
+                               report_text(i, "measured"), report_text(i, "expected"),
+                               report_text(i, "tolerance"), report_text(i, "source"));
+        if (!report_text(i, "action").empty())
+            out += "          -> " + report_text(i, "action") + "\n";
     }
     for (const auto& s : r.value("stages", json::array()))
-        if (verbose || str(s, "state") != "ran")
-            out += fmt::format("  stage {:<10} {}{}\n", str(s, "name"), str(s, "state"),
-                               str(s, "reason").empty() ? "" : ": " + str(s, "reason"));
+        if (verbose || report_text(s, "state") != "ran")
+            out += fmt::format(
+                "  stage {:<10} {}{}\n", report_text(s, "name"), report_text(s, "state"),
+                report_text(s, "reason").empty() ? "" : ": " + report_text(s, "reason"));
     if (!report_dir.empty()) out += "report: " + report_dir + "\n";
     return out;
 }
 
 std::string render_report_markdown(const json& r) {
-    std::string md = fmt::format("# {}\n\n", str(r, "verdict_line"));
+    std::string md = fmt::format("# {}\n\n", report_text(r, "verdict_line"));
     md += fmt::format("Host `{}`, level `{}`, {} to {} ({:.0f} s).  \nCommand: `{}`\n\n",
-                      str(r, "host", "unknown"), str(r, "level"), str(r, "started_at"),
-                      str(r, "finished_at"), r.value("seconds", 0.0), [&] {
+                      report_text(r, "host", "unknown"), report_text(r, "level"),
+                      report_text(r, "started_at"), report_text(r, "finished_at"),
+                      r.value("seconds", 0.0), [&] {
                           std::vector<std::string> argv;
                           for (const auto& a : r.value("command_line", json::array()))
                               argv.push_back(a.get<std::string>());
@@ -100,34 +105,38 @@ std::string render_report_markdown(const json& r) {
     if (items.empty()) {
         md += "Nothing: every check that ran passed.\n\n";
     } else {
-        md += "| level | id | where | what | measured | expected | action |\n"
-              "|---|---|---|---|---|---|---|\n";
+        md +=
+            "| level | id | where | what | measured | expected | action |\n"
+            "|---|---|---|---|---|---|---|\n";
         for (const auto& i : items)
-            md += fmt::format("| {} | `{}` | {} | {} | {} | {} | {} |\n",
-                              level_mark(str(i, "level")), str(i, "id"), cell(devices(i)),
-                              cell(str(i, "summary")), cell(str(i, "measured")),
-                              cell(str(i, "expected").empty()
-                                       ? ""
-                                       : str(i, "expected") + " (" + str(i, "source") + ")"),
-                              cell(str(i, "action")));
+            md += fmt::format(
+                "| {} | `{}` | {} | {} | {} | {} | {} |\n", level_mark(report_text(i, "level")),
+                report_text(i, "id"), cell(devices(i)), cell(report_text(i, "summary")),
+                cell(report_text(i, "measured")),
+                cell(report_text(i, "expected").empty()
+                         ? ""
+                         : report_text(i, "expected") + " (" + report_text(i, "source") + ")"),
+                cell(report_text(i, "action")));
         md += "\n";
     }
     md += "## Stages\n\n| stage | state | seconds | budget | note |\n|---|---|---|---|---|\n";
     for (const auto& s : r.value("stages", json::array()))
-        md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {} |\n", str(s, "title"), str(s, "state"),
-                          s.value("seconds", 0.0), s.value("budget_seconds", 0.0),
-                          cell(str(s, "reason")));
+        md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {} |\n", report_text(s, "title"),
+                          report_text(s, "state"), s.value("seconds", 0.0),
+                          s.value("budget_seconds", 0.0), cell(report_text(s, "reason")));
     md += "\n";
     if (r.contains("bench")) {
-        md += "## Measurements\n\n| benchmark | measurement | median | expected | status |\n"
-              "|---|---|---|---|---|\n";
+        md +=
+            "## Measurements\n\n| benchmark | measurement | median | expected | status |\n"
+            "|---|---|---|---|---|\n";
         for (const auto& rec : r["bench"].value("results", json::array())) {
-            const std::string unit = str(rec, "unit");
+            const std::string unit = report_text(rec, "unit");
             const auto& e = rec["expected"];
-            md += fmt::format("| {} | {} | {} | {} | {} |\n", str(rec, "bench"), str(rec, "name"),
+            md += fmt::format("| {} | {} | {} | {} | {} |\n", report_text(rec, "bench"),
+                              report_text(rec, "name"),
                               bench::human_value(rec.value("median", 0.0), unit),
                               e.is_number() ? bench::human_value(e.get<double>(), unit) : "-",
-                              str(rec, "status"));
+                              report_text(rec, "status"));
         }
         md += "\n";
     }
@@ -147,15 +156,19 @@ std::string render_report_markdown(const json& r) {
     if (r.contains("versions")) {
         md += "## Versions\n\n";
         for (const auto& [k, v] : r["versions"].items())
-            md += fmt::format("- {}: {}\n", k, v.is_null() ? "unknown" : v.is_string() ? v.get<std::string>() : v.dump());
+            md += fmt::format("- {}: {}\n", k,
+                              v.is_null()     ? "unknown"
+                              : v.is_string() ? v.get<std::string>()
+                                              : v.dump());
         md += "\n";
     }
     if (r.contains("doctor")) {
         const auto& s = r["doctor"].value("summary", json::object());
-        md += fmt::format("## Configuration checks\n\n{} pass, {} warn, {} fail, {} error, {} skip; "
-                          "every finding with its evidence is in `report.json`.\n",
-                          s.value("pass", 0), s.value("warn", 0), s.value("fail", 0),
-                          s.value("error", 0), s.value("skip", 0));
+        md += fmt::format(
+            "## Configuration checks\n\n{} pass, {} warn, {} fail, {} error, {} skip; "
+            "every finding with its evidence is in `report.json`.\n",
+            s.value("pass", 0), s.value("warn", 0), s.value("fail", 0), s.value("error", 0),
+            s.value("skip", 0));
     }
     return md;
 }

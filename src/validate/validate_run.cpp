@@ -12,6 +12,7 @@
 #include "bench/machine_facts.h"
 #include "core/cancel_signals.h"
 #include "core/root_fs.h"
+#include "core/text.h"
 #include "core/utc_time.h"
 #include "core/version.h"
 #include "doctor/gpus.h"
@@ -137,11 +138,11 @@ void bench_items(const bench::BenchRun& run, size_t first_record, size_t first_e
             it.source = r.expected_source;
         }
         if (r.verified && !*r.verified)
-            it.summary = fmt::format("{} {}: the benchmark's own check failed: {}", r.bench,
-                                     r.name, r.verify_detail);
+            it.summary = fmt::format("{} {}: the benchmark's own check failed: {}", r.bench, r.name,
+                                     r.verify_detail);
         else
-            it.summary = fmt::format("{} {}: {} against {} expected", r.bench, r.name,
-                                     it.measured, it.expected);
+            it.summary = fmt::format("{} {}: {} against {} expected", r.bench, r.name, it.measured,
+                                     it.expected);
         if (!r.verify_detail.empty()) it.evidence.push_back(r.verify_detail);
         it.action = bench_action(r.bench);
         items.push_back(std::move(it));
@@ -260,7 +261,7 @@ const char* level_label(RunLevel l) {
 }
 
 const std::vector<std::string>& stage_names() {
-    static const std::vector<std::string> names = {"doctor", "topology", "host-bench",
+    static const std::vector<std::string> names = {"doctor",    "topology", "host-bench",
                                                    "gpu-bench", "training", "watch"};
     return names;
 }
@@ -409,7 +410,8 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
             for (size_t i = skips; i < run.skipped.size(); ++i)
                 why.push_back(run.skipped[i].bench + ": " + run.skipped[i].text);
             s.state = required ? StageState::kCouldNotRun : StageState::kSkipped;
-            s.reason = chosen.empty() ? "every benchmark of it skipped with --skip" : join(why, "; ");
+            s.reason =
+                chosen.empty() ? "every benchmark of it skipped with --skip" : join(why, "; ");
         } else {
             s.state = run.errors.size() > errors && run.errors.size() - errors == ran
                           ? StageState::kCouldNotRun
@@ -442,15 +444,17 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
             for (const auto& a : watch->alerts()) items.push_back(alert_item(a));
         }
         nlohmann::json alerts = nlohmann::json::array();
-        for (const auto& a : watch->alerts()) alerts.push_back(nlohmann::json::parse(watch::alert_json(a)));
+        for (const auto& a : watch->alerts())
+            alerts.push_back(nlohmann::json::parse(watch::alert_json(a)));
         report["watch"] = {{"ticks", watch->ticks()},
                            {"problem", watch->problem()},
                            {"samples", watch->samples()},
                            {"alerts", alerts}};
         out.raw["raw/watch.json"] = report["watch"].dump(1) + "\n";
     } else if (snap.ok()) {
-        w.reason = !live ? live_only : skipped_by_user("watch") ? "skipped with --skip"
-                                                                 : "interrupted before it started";
+        w.reason = !live                      ? live_only
+                   : skipped_by_user("watch") ? "skipped with --skip"
+                                              : "interrupted before it started";
     }
     if (live) {
         report["bench"] = bench::bench_document(run);

@@ -20,12 +20,12 @@ const char* level_label(RunLevel l);  // "quick", "standard", "long"
 
 struct ValidateOptions {
     RunLevel level = RunLevel::kQuick;
-    CollectOptions collect;          // --root, --data-dir, --env-file, --timeout
-    std::vector<int> gpus;           // --gpus; empty: all
-    std::vector<std::string> skip;   // --skip: stages, doctor checks or areas, benchmarks
-    int expect_gpus = -1;            // --expect-gpus
-    bool progress = false;           // a line on stderr as each stage starts
-    std::vector<std::string> argv;   // the command line, for the report
+    CollectOptions collect;         // --root, --data-dir, --env-file, --timeout
+    std::vector<int> gpus;          // --gpus; empty: all
+    std::vector<std::string> skip;  // --skip: stages, doctor checks or areas, benchmarks
+    int expect_gpus = -1;           // --expect-gpus
+    bool progress = false;          // a line on stderr as each stage starts
+    std::vector<std::string> argv;  // the command line, for the report
 };
 
 // The names --skip takes besides doctor check ids and areas and benchmark ids.
@@ -35,8 +35,8 @@ Status check_skip(const std::vector<std::string>& skip);
 
 struct ValidateResult {
     Outcome outcome;
-    bool incomplete = false;  // interrupted: the report holds what ran until then
-    nlohmann::json report;    // trainrig.validate, without the command envelope
+    bool incomplete = false;                 // interrupted: the report holds what ran until then
+    nlohmann::json report;                   // trainrig.validate, without the command envelope
     std::map<std::string, std::string> raw;  // raw/… files of the report directory
 };
 

@@ -42,7 +42,9 @@ const char* stage_state_name(StageState s) {
     return "could not run";
 }
 
-const char* scope_name(Scope s) { return s == Scope::kGpu ? "gpu" : s == Scope::kHost ? "host" : "tree"; }
+const char* scope_name(Scope s) {
+    return s == Scope::kGpu ? "gpu" : s == Scope::kHost ? "host" : "tree";
+}
 
 Outcome judge(const std::vector<Stage>& stages, const std::vector<Item>& items, Scope scope,
               bool incomplete) {
@@ -51,14 +53,14 @@ Outcome judge(const std::vector<Stage>& stages, const std::vector<Item>& items, 
         (i.level == Level::kFail ? fail : i.level == Level::kWarn ? warn : unknown) += 1;
     std::vector<std::string> missing;  // required stages that did not run
     for (const auto& s : stages)
-        if (s.required && (s.state == StageState::kCouldNotRun ||
-                           s.state == StageState::kInterrupted))
+        if (s.required &&
+            (s.state == StageState::kCouldNotRun || s.state == StageState::kInterrupted))
             missing.push_back(s.name);
     Outcome o;
-    o.verdict = fail                                 ? Verdict::kNotReady
+    o.verdict = fail                                        ? Verdict::kNotReady
                 : unknown || !missing.empty() || incomplete ? Verdict::kUnknown
-                : warn                               ? Verdict::kReadyWithWarnings
-                                                     : Verdict::kReady;
+                : warn                                      ? Verdict::kReadyWithWarnings
+                                                            : Verdict::kReady;
     std::vector<std::string> counts;
     if (fail) counts.push_back(fmt::format("{} failed", fail));
     if (warn) counts.push_back(fmt::format("{} warning{}", warn, warn == 1 ? "" : "s"));

@@ -25,7 +25,7 @@ struct Item {
     std::string stage;  // the stage that found it
     Level level = Level::kWarn;
     std::string summary;
-    std::vector<std::string> devices;  // "GPU 0", "0000:41:00.0", "nvme0n1"
+    std::vector<std::string> devices;                   // "GPU 0", "0000:41:00.0", "nvme0n1"
     std::string measured, expected, tolerance, source;  // a measurement's, when it is one
     std::vector<std::string> evidence;
     std::string action;  // fix X, replace part Y, re-run stage Z

@@ -81,6 +81,7 @@ TEST_P(ValidateTree, VerdictExitCodeItemsAndReport) {
     EXPECT_NE(slurp((report / "report.md").string()).find(doc["verdict_line"].get<std::string>()),
               std::string::npos);
     EXPECT_TRUE(fs::exists(report / "raw/snapshot.json"));
+    EXPECT_NE(slurp((report / "report.html").string()).find("id=\"verdict\""), std::string::npos);
     auto v = run_trainrig("report verify " + report.string());
     EXPECT_EQ(v.rc, 0) << v.out << v.err;
     std::ofstream(report / "report.md", std::ios::app) << "edited\n";

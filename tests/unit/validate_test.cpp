@@ -7,6 +7,7 @@
 #include "core/sha256.h"
 #include "temp_dir_test.h"
 #include "validate/report_dir.h"
+#include "validate/report_html.h"
 #include "validate/verdict.h"
 
 namespace trainrig::validate {
@@ -134,6 +135,41 @@ TEST_F(ReportDir, AMalformedSumsFileNamesItsLine) {
     ASSERT_FALSE(v.ok());
     EXPECT_NE(v.status().message().find("SHA256SUMS line 2"), std::string::npos)
         << v.status().message();
+}
+
+TEST(ReportHtml, FifteenMinutesOfEightGpusStaysUnderTwoMegabytes) {
+    nlohmann::json samples = nlohmann::json::array();
+    for (int t = 0; t < 900; ++t)
+        for (int g = 0; g < 8; ++g)
+            samples.push_back({{"t", 1.7e9 + t},
+                               {"gpu", g},
+                               {"temperature_celsius", 60.0 + g + (t % 60) / 10.0},
+                               {"sm_clock_hertz", 1.98e9 - 1e6 * (t % 7)},
+                               {"power_watts", 650.0 + (t % 13)},
+                               {"utilization", 0.97},
+                               {"clock_event_reasons", t > 600 && g == 3 ? 0x40 : 0x4}});
+    const nlohmann::json report = {
+        {"verdict", "NOT READY"},
+        {"verdict_line", "NOT READY: 1 failed <b>"},
+        {"host", "node<07>"},
+        {"items",
+         {{{"id", "watch.gpu-thermal-slowdown"},
+           {"level", "fail"},
+           {"summary", "GPU 3 & friends"},
+           {"devices", {"GPU 3"}}}}},
+        {"watch", {{"ticks", 900}, {"samples", samples}, {"alerts", nlohmann::json::array()}}}};
+    const std::string html = render_report_html(report);
+    EXPECT_LT(html.size(), 2u << 20) << html.size();
+    EXPECT_EQ(html.find("failed <b>"), std::string::npos);  // text is escaped
+    EXPECT_NE(html.find("NOT READY: 1 failed &lt;b&gt;"), std::string::npos);
+    EXPECT_NE(html.find("node&lt;07&gt;"), std::string::npos);
+    size_t polylines = 0;
+    for (size_t at = html.find("<polyline"); at != std::string::npos;
+         at = html.find("<polyline", at + 1))
+        ++polylines;
+    EXPECT_EQ(polylines, 4u * 8u);
+    EXPECT_NE(html.find("class=\"held\""), std::string::npos);  // GPU 3's slowdown shaded
+    EXPECT_EQ(html.find("://"), std::string::npos);             // nothing to fetch
 }
 
 }  // namespace

@@ -108,6 +108,26 @@ INSTANTIATE_TEST_SUITE_P(
         Fault{"x8_link", [](json& g) { g["pcie"]["width"] = 8; }, "NOT READY", 1, "gpu.pcie-link"}),
     [](const auto& param_info) { return param_info.param.name; });
 
+// A driver call that never returns: doctor's GPU checks could not read their input, which is
+// never a pass. The machine tree is otherwise healthy, so the verdict is UNKNOWN, exit 2.
+TEST(ValidateCli, AHungDriverCallIsUnknownNeverReady) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("validate-hang-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    auto r = run_trainrig(
+        "validate --json --timeout 1 --root " + fixture("cpu-only") + " --report " + dir.string(),
+        fake_nvml("faults/hang"));
+    EXPECT_EQ(r.rc, 2) << r.err << r.out.substr(0, 2000);
+    const auto doc = json::parse(r.out);
+    EXPECT_EQ(doc["verdict"], "UNKNOWN") << doc["verdict_line"];
+    bool temperature = false;
+    for (const auto& i : doc["items"])
+        temperature = temperature || (i["id"] == "gpu.temperature" && i["level"] == "unknown");
+    EXPECT_TRUE(temperature) << doc["items"].dump(1);
+    EXPECT_EQ(run_trainrig("report verify " + dir.string()).rc, 0);
+    fs::remove_all(dir);
+}
+
 TEST(ValidateCli, MistakesAreOneSentenceAndWriteNothing) {
     const fs::path dir = fs::temp_directory_path() / ("validate-bad-" + std::to_string(::getpid()));
     fs::remove_all(dir);

@@ -95,10 +95,6 @@ GpuSample TickReader::read() {
         s_.remap_pending = pending != 0;
         s_.remap_failed = failed != 0;
     }
-    if (call("nvmlDeviceGetMaxPcieLinkGeneration", f.device_get_max_pcie_link_generation, &v))
-        s_.pcie_gen_max = v;
-    if (call("nvmlDeviceGetMaxPcieLinkWidth", f.device_get_max_pcie_link_width, &v))
-        s_.pcie_width_max = v;
     // Links are asked for one by one until NVML says there is no such link (nvml_reader.cpp).
     unsigned up = 0, down = 0;
     for (unsigned link = 0;

@@ -17,6 +17,11 @@ struct GpuIdentity {
     std::string name;            // "NVIDIA H100 80GB HBM3"
     std::string bus_id;          // "0000:41:00.0", as sysfs writes it
     uint32_t pci_device_id = 0;  // 0x2330 for an H100 SXM5; 0 when NVML would not say
+    // What the link and the part can do: fixed while the driver runs, so read once and copied
+    // into every sample (GpuSample's fields of the same names).
+    std::optional<int64_t> pcie_gen_max = std::nullopt, pcie_width_max = std::nullopt;
+    std::optional<int> nvlinks_expected = std::nullopt;
+    bool nvlink_on_board = false;
 };
 
 enum class GpuState {
@@ -46,8 +51,8 @@ struct GpuSample {
     std::optional<uint64_t> clock_event_reasons;  // nvmlClocksEventReasons bits
     std::optional<uint64_t> pcie_replays;         // since the driver loaded (a counter)
     std::optional<int64_t> pcie_gen_max;          // what the GPU and slot can train to together
-    std::optional<int64_t> pcie_width_max;
-    std::optional<uint64_t> ecc_corrected;  // volatile: since the driver loaded
+    std::optional<int64_t> pcie_width_max;        // (from GpuIdentity)
+    std::optional<uint64_t> ecc_corrected;        // volatile: since the driver loaded
     std::optional<uint64_t> ecc_uncorrected;
     std::optional<uint64_t> remapped_rows_correctable;
     std::optional<uint64_t> remapped_rows_uncorrectable;

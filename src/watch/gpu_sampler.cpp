@@ -72,9 +72,28 @@ void start_nvml(const Library& lib, Startup& out, std::atomic<const char*>& step
                 id.bus_id = normalize_bus_id(pci.busId);
                 id.pci_device_id = pci.pciDeviceId >> 16;
             }
+            unsigned v = 0;
+            step = "nvmlDeviceGetMaxPcieLinkGeneration";
+            if (f.device_get_max_pcie_link_generation &&
+                f.device_get_max_pcie_link_generation(d, &v) == kSuccess)
+                id.pcie_gen_max = v;
+            step = "nvmlDeviceGetMaxPcieLinkWidth";
+            if (f.device_get_max_pcie_link_width &&
+                f.device_get_max_pcie_link_width(d, &v) == kSuccess)
+                id.pcie_width_max = v;
         }
         out.gpus.push_back(std::move(id));
         out.handles.push_back(d);
+    }
+    // NVLink is judged as doctor's gpu.nvlink judges it: against the part's own links, and only
+    // where there are GPUs to link.
+    const auto linked = std::count_if(out.handles.begin(), out.handles.end(),
+                                      [](Device d) { return d != nullptr; });
+    for (auto& id : out.gpus) {
+        if (linked < 2) break;
+        const NvidiaGpuModel* model = find_nvidia_gpu(id.pci_device_id);
+        id.nvlinks_expected = model ? model->nvlinks : 0;
+        id.nvlink_on_board = model && model->nvlink_on_board;
     }
 }
 
@@ -185,15 +204,12 @@ NodeSample GpuSampler::sample(double now) {
         }
         tick.gpus.push_back(std::move(s));
     }
-    // NVLink is judged as doctor's gpu.nvlink judges it: against the part's own links, and only
-    // where there are GPUs to link.
-    const auto linked =
-        std::count_if(handles_.begin(), handles_.end(), [](Device d) { return d != nullptr; });
     for (auto& s : tick.gpus) {
-        if (linked < 2) break;
-        const NvidiaGpuModel* model = find_nvidia_gpu(gpus_[s.index].pci_device_id);
-        s.nvlinks_expected = model ? model->nvlinks : 0;
-        s.nvlink_on_board = model && model->nvlink_on_board;
+        const GpuIdentity& id = gpus_[s.index];
+        s.pcie_gen_max = id.pcie_gen_max;
+        s.pcie_width_max = id.pcie_width_max;
+        s.nvlinks_expected = id.nvlinks_expected;
+        s.nvlink_on_board = id.nvlink_on_board;
     }
     tick.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return tick;

@@ -47,6 +47,10 @@ void declare_machine_options(CLI::App& app, CollectOptions& opts) {
                    "Judge the NCCL/torch variables in FILE (KEY=VALUE lines) instead of this "
                    "process's environment")
         ->type_name("FILE");
+    app.add_flag("--import-torch", opts.torch_import,
+                 "Start python3 and import torch to ask whether it can use CUDA and how many GPUs "
+                 "it sees (a second or more); without it, PyTorch's version, CUDA build and NCCL "
+                 "are read from its installed metadata");
 }
 
 void declare_output_options(CLI::App& app, OutputOptions& opts) {

@@ -146,6 +146,10 @@ void check_nccl(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (system.empty() && torch_nccl.empty() && st->torch.is_failed())
         return f.raise(FindingStatus::kError,
                        "no system NCCL, and PyTorch (which may bring its own) could not be read");
+    if (system.empty() && torch_nccl.empty() && torch && torch->nccl.is_failed())
+        return f.raise(FindingStatus::kSkip,
+                       "no system NCCL; PyTorch's own is not named by its installed packages: " +
+                           torch->nccl.status().message());
     if (system.empty() && torch_nccl.empty()) {
         const bool multi = s.nvml.is_known() && s.nvml.value().gpus.size() > 1;
         f.raise(multi ? FindingStatus::kWarn : FindingStatus::kSkip,
@@ -180,12 +184,21 @@ void check_torch(const Snapshot& s, const RuleOptions&, Finding& f) {
         return f.raise(FindingStatus::kSkip, "PyTorch is not installed for python3");
     if (!need(st->torch, f)) return;
     const auto& t = st->torch.value();
+    const bool imported = t.cuda_available.is_known();
     f.evidence.push_back(
-        fmt::format("{}: torch {}, CUDA {}, NCCL {}, cuda.is_available() {}, "
-                    "{} device(s)",
-                    t.python, t.version, t.cuda.is_known() ? t.cuda.value() : "none",
-                    t.nccl.is_known() ? t.nccl.value() : "none",
-                    t.cuda_available ? "True" : "False", t.device_count));
+        fmt::format("{}: torch {}, CUDA {}, NCCL {}{}", t.python, t.version,
+                    t.cuda.is_known() ? t.cuda.value() : "none",
+                    t.nccl.is_known()    ? t.nccl.value()
+                    : t.nccl.is_absent() ? "none"
+                                         : "not named",
+                    t.location.empty() ? "" : fmt::format(" (its metadata in {})", t.location)));
+    if (imported)
+        f.evidence.push_back(fmt::format("cuda.is_available() {}, {} device(s)",
+                                         t.cuda_available.value() ? "True" : "False",
+                                         t.device_count.optional().value_or(0)));
+    else
+        f.evidence.push_back("whether torch can use CUDA was not asked: " +
+                             t.cuda_available.status().message());
     const bool gpus = s.nvml.is_known() && !s.nvml.value().gpus.empty();
     if (!t.cuda.is_known()) {
         f.raise(gpus ? FindingStatus::kFail : FindingStatus::kPass,
@@ -199,7 +212,7 @@ void check_torch(const Snapshot& s, const RuleOptions&, Finding& f) {
     }
     judge_cuda(cuda_code(t.cuda.value()), fmt::format("torch {}", t.version), driver_cuda(s),
                driver_version(s), f);
-    if (gpus && !t.cuda_available) {
+    if (gpus && imported && !t.cuda_available.value()) {
         f.raise(FindingStatus::kFail,
                 "torch.cuda.is_available() is False although the driver answers for GPUs");
         if (f.remedy.empty())
@@ -207,8 +220,11 @@ void check_torch(const Snapshot& s, const RuleOptions&, Finding& f) {
                 "Run `python3 -c 'import torch; torch.cuda.init()'` to see CUDA's error "
                 "(error 802: start the fabric manager; 804: driver too old for this torch).";
     }
-    f.raise(FindingStatus::kPass, fmt::format("torch {} (CUDA {}) sees {} GPU(s)", t.version,
-                                              t.cuda.value(), t.device_count));
+    f.raise(FindingStatus::kPass,
+            imported
+                ? fmt::format("torch {} (CUDA {}) sees {} GPU(s)", t.version, t.cuda.value(),
+                              t.device_count.optional().value_or(0))
+                : fmt::format("torch {} (CUDA {}) matches the driver", t.version, t.cuda.value()));
 }
 
 // NVSwitches are NVIDIA PCI functions of class "bridge, other" (0x0680).

@@ -72,7 +72,8 @@ Result<Snapshot> collect_snapshot(const CollectOptions& options) {
     s.nvidia.fabric_manager_running = probe_fabric_manager(fs);
     s.nvml = probe_nvml(fs, options.deadline);
     s.stack = options.stack
-                  ? probe_stack(fs, {options.deadline, options.torch, options.deadline * 4})
+                  ? probe_stack(fs, {options.deadline, options.torch, options.torch_import,
+                                        options.deadline * 4})
                   : Fact<SoftwareStack>::failed({Errc::kUnsupported, "not read by this command"});
     if (CancelSignals::flag().load())
         return Status{Errc::kIo, "interrupted while reading the machine; nothing was judged"};

@@ -16,8 +16,9 @@ struct CollectOptions {
     std::optional<std::string> env_file;  // --env-file: KEY=VALUE lines judged instead of environ
     std::chrono::milliseconds deadline{5000};  // --timeout: NVML, libraries, nvcc (torch: 4x)
     bool stack = true;  // read the CUDA runtime, NCCL, nvcc and PyTorch (topo needs none)
-    bool torch = true;  // import torch to learn its CUDA and NCCL (seconds; doctor skips it when
-                        // no rule needs it)
+    bool torch = true;  // read PyTorch's version, CUDA and NCCL from its installed metadata
+                        // (doctor skips it when no rule needs it)
+    bool torch_import = false;  // import torch: can it use CUDA, how many GPUs (seconds)
 };
 
 // Fails only for bad user input (an unreadable or malformed --env-file, a root that is not a

@@ -1,5 +1,6 @@
 // The software stack a training job would meet: the CUDA runtime and NCCL found by the dynamic
-// loader (their own version calls, in a child process), nvcc, and PyTorch (a python3 child).
+// loader (their own version calls, in a child process), nvcc, and PyTorch (its installed metadata;
+// a python3 child that imports it when asked).
 #include <dlfcn.h>
 #include <fmt/format.h>
 
@@ -10,7 +11,9 @@
 #include "core/child_process.h"
 #include "core/text.h"
 #include "probe/probes.h"
+#include "probe/python_site.h"
 #include "probe/stack_parsers.h"
+#include "probe/torch_metadata.h"
 
 namespace trainrig {
 
@@ -110,8 +113,8 @@ void probe_nvcc(SoftwareStack& s, std::chrono::milliseconds deadline) {
         s.nvcc_version = Fact<std::string>::failed({Errc::kInvalidInput, "nvcc printed nothing"});
 }
 
-Fact<TorchFacts> probe_torch(std::chrono::milliseconds deadline) {
-    auto out = run_command({"python3", "-c", torch_probe_script()}, deadline);
+Fact<TorchFacts> import_torch(const std::string& python, std::chrono::milliseconds deadline) {
+    auto out = run_command({python, "-c", torch_probe_script()}, deadline);
     if (!out) return Fact<TorchFacts>::from(out.status());  // no python3 -> absent
     auto parsed = parse_torch_probe(out->out);
     if (!parsed) {
@@ -126,6 +129,23 @@ Fact<TorchFacts> probe_torch(std::chrono::milliseconds deadline) {
     return Fact<TorchFacts>::known(std::move(**parsed));
 }
 
+Fact<TorchFacts> probe_torch(const StackProbeOptions& o) {
+    const auto env = process_env();
+    const std::string python = find_python3(env);
+    if (python.empty()) return Fact<TorchFacts>::absent();
+    if (o.torch_import) return import_torch(python, o.torch_deadline);
+    std::error_code ec;
+    const auto interpreter = resolve_interpreter(python, env, std::filesystem::current_path(ec));
+    if (auto dirs = interpreter ? site_dirs_from_layout(*interpreter, env) : std::nullopt)
+        return torch_from_metadata(*interpreter, *dirs);
+    auto dirs = python_sys_path(python, o.deadline);
+    if (!dirs)
+        return Fact<TorchFacts>::failed(
+            {dirs.status().code(), fmt::format("{}'s site directories could not be read: {}",
+                                               python, dirs.status().message())});
+    return torch_from_metadata(python, *dirs);
+}
+
 }  // namespace
 
 Fact<SoftwareStack> probe_stack(const RootFs& fs, const StackProbeOptions& o) {
@@ -137,9 +157,9 @@ Fact<SoftwareStack> probe_stack(const RootFs& fs, const StackProbeOptions& o) {
     SoftwareStack s;
     // The library probe forks: do it before any other thread exists.
     probe_libraries(s, o.deadline);
-    // Importing torch takes seconds: it runs while nvcc is asked.
+    // Asking Python (a wrapper's start, importing torch) takes time: it runs while nvcc is asked.
     std::thread torch;
-    if (o.torch) torch = std::thread([&] { s.torch = probe_torch(o.torch_deadline); });
+    if (o.torch) torch = std::thread([&] { s.torch = probe_torch(o); });
     probe_nvcc(s, o.deadline);
     if (torch.joinable()) torch.join();
     return Fact<SoftwareStack>::known(std::move(s));

@@ -35,7 +35,8 @@ Fact<NvmlFacts> probe_nvml(const RootFs& fs, std::chrono::milliseconds deadline)
 
 struct StackProbeOptions {
     std::chrono::milliseconds deadline{5000};        // the libraries, nvcc
-    bool torch = true;                               // import torch in a python3 child
+    bool torch = true;          // read PyTorch's version, CUDA and NCCL from its metadata
+    bool torch_import = false;  // import torch in a python3 child: is CUDA usable (seconds)
     std::chrono::milliseconds torch_deadline{20000};
 };
 // CUDA runtime, NCCL, nvcc and PyTorch of this host; not read under --root.

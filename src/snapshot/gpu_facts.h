@@ -128,9 +128,12 @@ struct TorchFacts {
     std::string version;
     Fact<std::string> cuda;  // torch.version.cuda; absent = a CPU-only build
     Fact<std::string> nccl;  // "2.21.5"; absent = built without NCCL
-    bool cuda_available = false;
-    int64_t device_count = 0;
-    std::string python;  // the interpreter that imported it
+    // torch.cuda.is_available() and device_count(): known only when torch was imported
+    // (`doctor --import-torch`); read from its metadata, they are failed with kUnsupported.
+    Fact<bool> cuda_available;
+    Fact<int64_t> device_count;
+    std::string python;    // the interpreter it is installed for
+    std::string location;  // the site directory it was found in (metadata), or empty (imported)
     bool operator==(const TorchFacts&) const = default;
 };
 

@@ -50,7 +50,7 @@ TRAINRIG_JSON(NvmlGpu, index, lost, unreachable, name, uuid, bus_id, pci_device_
 TRAINRIG_JSON(GpuPair, a, b, level)
 TRAINRIG_JSON(NvmlFacts, library, fake, driver_version, cuda_driver_version, nvml_version, gpus,
               pairs, seconds)
-TRAINRIG_JSON(TorchFacts, version, cuda, nccl, cuda_available, device_count, python)
+TRAINRIG_JSON(TorchFacts, version, cuda, nccl, cuda_available, device_count, python, location)
 TRAINRIG_JSON(SoftwareStack, cuda_runtime_version, cuda_runtime_library, nccl_version, nccl_library,
               nvcc_version, nvcc_path, torch)
 TRAINRIG_JSON(Snapshot, schema, schema_version, trainrig_version, collected_at, root, host, kernel,

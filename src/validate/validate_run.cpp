@@ -321,6 +321,9 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
             if (r.id == s || r.id.starts_with(s + ".")) sel.skip.push_back(r.id);
     CollectOptions collect = o.collect;
     collect.torch = selected("stack.torch", sel) || selected("stack.nccl", sel);
+    // quick is an admission check: PyTorch's metadata only. The longer levels can afford to
+    // import it and ask whether it can use CUDA.
+    collect.torch_import = collect.torch && (collect.torch_import || o.level != RunLevel::kQuick);
     auto snap = collect_snapshot(collect);
     if (!snap.ok() && !interrupted()) return snap.status();
     Scope scope = Scope::kTree;

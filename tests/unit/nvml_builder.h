@@ -91,8 +91,8 @@ inline Snapshot healthy_gpus() {
     t.version = "2.3.1+cu121";
     t.cuda = known<std::string>("12.1");
     t.nccl = known<std::string>("2.19.3");
-    t.cuda_available = true;
-    t.device_count = 4;
+    t.cuda_available = Fact<bool>::known(true);
+    t.device_count = Fact<int64_t>::known(4);
     t.python = "/usr/bin/python3";
     st.torch = known(t);
     s.stack = known(st);

@@ -123,7 +123,7 @@ TEST(StackParsers, TorchProbeOutput) {
     EXPECT_EQ((*t)->version, "2.5.1+cu124");
     EXPECT_EQ((*t)->cuda.value(), "12.4");
     EXPECT_EQ((*t)->nccl.value(), "2.21.5");
-    EXPECT_EQ((*t)->device_count, 8);
+    EXPECT_EQ((*t)->device_count.value(), 8);
     auto old = parse_torch_probe(
         "{\"torch\": {\"version\": \"1.9.0\", \"cuda\": null, \"nccl\": 2708, \"python\": \"p\"}}");
     ASSERT_TRUE(old && *old);

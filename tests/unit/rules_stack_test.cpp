@@ -1,6 +1,7 @@
 // Software-stack rules: CUDA runtime / nvcc / torch against the driver, NCCL, fabric manager.
 #include <gtest/gtest.h>
 
+#include "core/text.h"
 #include "nvml_builder.h"
 #include "rule_test_util.h"
 
@@ -83,10 +84,32 @@ TEST(StackTorch, Cases) {
     stack(s).torch.value().cuda = Fact<std::string>::absent();
     EXPECT_STATUS(judge_one("stack.torch", s), kFail);  // CPU-only build on a GPU machine
     s = healthy_gpus();
-    stack(s).torch.value().cuda_available = false;
+    stack(s).torch.value().cuda_available = Fact<bool>::known(false);
     EXPECT_STATUS(judge_one("stack.torch", s), kFail);
     stack(s).torch = Fact<TorchFacts>::absent();
     EXPECT_STATUS(judge_one("stack.torch", s), kSkip);
+}
+
+// Read from the installed metadata, torch was not imported: its CUDA build is judged against the
+// driver as before, whether CUDA initialises is not claimed either way.
+TEST(StackTorch, MetadataOnlyJudgesTheBuildNotTheImport) {
+    auto s = healthy_gpus();
+    const Status not_imported{Errc::kUnsupported, "torch was not imported"};
+    auto& t = stack(s).torch.value();
+    t.cuda_available = Fact<bool>::failed(not_imported);
+    t.device_count = Fact<int64_t>::failed(not_imported);
+    t.location = "/usr/lib/python3/dist-packages";
+    auto f = judge_one("stack.torch", s);
+    EXPECT_STATUS(f, kPass);
+    EXPECT_NE(f.summary.find("matches the driver"), std::string::npos) << f.summary;
+    EXPECT_NE(join(f.evidence, "\n").find("was not asked"), std::string::npos);
+    t.cuda = known<std::string>("13.0");
+    EXPECT_STATUS(judge_one("stack.torch", s), kFail);  // a newer CUDA than the driver's
+    // PyTorch's NCCL unnamed and no system NCCL: not judged, never "no NCCL".
+    auto n = healthy_gpus();
+    stack(n).nccl_version = Fact<int64_t>::absent();
+    stack(n).torch.value().nccl = Fact<std::string>::failed(not_imported);
+    EXPECT_STATUS(judge_one("stack.nccl", n), kSkip);
 }
 
 TEST(StackRules, NotProbedUnderRootSkip) {

@@ -22,6 +22,7 @@ packages=(
     libsqlite3-dev                # watch: the history
     libssl-dev                    # validate: SHA256SUMS of the report (libcrypto)
     chromium                      # tests: validate's report.html opened in a headless browser
+    python3-jsonschema            # tests: report.json against docs/schema/
     prometheus                    # watch tests: a real Prometheus scrapes /metrics; promtool
     libgtest-dev libgmock-dev     # unit and integration tests
     python3-torch                 # train tests: an independent PyTorch GPT-2 as the reference

@@ -12,11 +12,16 @@ std::string record_key(const BenchRecord& r) {
 }
 
 Result<Baseline> parse_baseline(const std::string& text, const std::string& path) {
+    const auto doc = nlohmann::json::parse(text, nullptr, false);
+    if (doc.is_discarded())
+        return Status{Errc::kInvalidInput, fmt::format("--baseline {}: not JSON", path)};
+    return baseline_from_document(doc, path);
+}
+
+Result<Baseline> baseline_from_document(const nlohmann::json& doc, const std::string& path) {
     const auto bad = [&](const std::string& what) {
         return Status{Errc::kInvalidInput, fmt::format("--baseline {}: {}", path, what)};
     };
-    const auto doc = nlohmann::json::parse(text, nullptr, false);
-    if (doc.is_discarded()) return bad("not JSON");
     const auto schema = doc.is_object() ? doc.find("schema") : doc.end();
     if (!doc.is_object() || schema == doc.end() || *schema != "trainrig.bench")
         return bad("not a trainrig.bench document (`trainrig bench run --json`)");
@@ -33,7 +38,7 @@ Result<Baseline> parse_baseline(const std::string& text, const std::string& path
     for (size_t i = 0; i < results->size(); ++i) {
         auto r = record_from_json((*results)[i]);
         if (!r) return bad(fmt::format("results[{}]: {}", i, r.status().message()));
-        if (r->samples.empty()) continue;
+        if (r->samples.empty() || !higher_is_better(*r)) continue;
         b.medians[record_key(*r)] = r->median();
     }
     return b;
@@ -45,15 +50,19 @@ Result<Baseline> load_baseline(const std::string& path) {
     return parse_baseline(*text, path);
 }
 
-void apply_baseline(std::vector<BenchRecord>& records, const Baseline& baseline) {
+size_t apply_baseline(std::vector<BenchRecord>& records, const Baseline& baseline) {
+    size_t matched = 0;
     for (auto& r : records) {
+        if (!higher_is_better(r)) continue;
         const auto it = baseline.medians.find(record_key(r));
         if (it == baseline.medians.end()) continue;
         r.expected = it->second;
         r.expected_floor = false;  // a baseline is a typical figure: the tolerance applies
         r.expected_source = fmt::format("median of the same measurement in {}", baseline.path);
         r.no_expectation.clear();
+        ++matched;
     }
+    return matched;
 }
 
 }  // namespace trainrig::bench

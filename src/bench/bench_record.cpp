@@ -33,4 +33,8 @@ double BenchRecord::cv() const {
     return mean > 0 ? std::sqrt(var) / mean : 0;
 }
 
+bool higher_is_better(const BenchRecord& r) {
+    return r.unit == "fraction" || r.unit.ends_with("/s");
+}
+
 }  // namespace trainrig::bench

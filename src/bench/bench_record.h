@@ -31,6 +31,11 @@ struct BenchRecord {
     double cv() const;  // coefficient of variation (sample stddev / mean)
 };
 
+// Whether more of it is better: a rate or a fraction of a peak (bytes/s, FLOP/s, tokens/s,
+// fraction), not a time ("s") or a size ("bytes"). Only these are judged against an expected
+// value from an earlier run.
+bool higher_is_better(const BenchRecord& r);
+
 // Median of a list (0 when empty).
 double median_of(std::vector<double> v);
 

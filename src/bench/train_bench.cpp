@@ -55,7 +55,8 @@ Result<std::string> write_tokens(const std::string& dir, const train::ModelConfi
 struct Outcome {
     train::TrainSummary summary;
     std::vector<train::StepRecord> timed;
-    std::string device;  // the GPU's name on the device backend
+    std::vector<train::StepRecord> all;  // warm-up steps included: the loss curve
+    std::string device;                  // the GPU's name on the device backend
     double peak_flops = 0;
     std::string peak_source;
     int rank = 0, world = 1;
@@ -74,6 +75,7 @@ Result<Outcome> run_once(train::TrainOptions t, const TrainBenchOptions& options
         out.device = t.device;
     }
     t.on_step = [&](const train::StepRecord& r) {
+        out.all.push_back(r);
         if (r.step > options.warmup_steps) out.timed.push_back(r);
     };
     train::Communicator& comm = device.comm ? *device.comm : host;
@@ -173,10 +175,24 @@ std::vector<BenchRecord> records(const Outcome& o, const TrainBenchOptions& opti
         {"last_loss", s.last_loss}};
     // The run is its own check: a loss that is finite and falls from about ln(V).
     const bool learned = std::isfinite(s.last_loss) && s.last_loss < s.first_loss;
+    // Every step's loss and phases on the step-time record: the report's loss curve and
+    // step-time breakdown (docs/report.md).
+    nlohmann::json per_step = nlohmann::json::array();
+    for (const train::StepRecord& r : o.all)
+        per_step.push_back({{"step", r.step},
+                            {"timed", r.step > options.warmup_steps},
+                            {"loss", r.loss},
+                            {"total_s", r.time.total},
+                            {"data_wait_s", r.time.data_wait},
+                            {"forward_s", r.time.forward},
+                            {"backward_s", r.time.backward},
+                            {"comm_s", r.time.comm},
+                            {"optimizer_s", r.time.optimizer}});
     std::vector<BenchRecord> out = {tps, flops, step};
     if (!mfu.samples.empty()) out.push_back(mfu);  // only where the catalog knows the peak
     for (BenchRecord& r : out) {
         r.counted = counted;
+        if (r.name == "step-time") r.counted["steps"] = per_step;
         r.verified = learned;
         r.verify_detail =
             fmt::format("loss {:.3f} -> {:.3f} over {} steps", s.first_loss, s.last_loss, steps);

@@ -63,6 +63,11 @@ public:
             ->envname("TRAINRIG_EXPECT_GPUS")
             ->check(CLI::Range(0, 1024))
             ->type_name("N");
+        app.add_option("--baseline", options_.baseline,
+                       "Expect each measurement's median in this earlier report (a directory or "
+                       "its report.json: this machine before, or a golden node) instead of the "
+                       "hardware's figure; below bench's tolerance of it is a finding")
+            ->type_name("REPORT");
         declare_output_options(app, output_);
         declare_json_option(app, json_, "trainrig.validate");
         declare_verbose_option(app, verbose_,

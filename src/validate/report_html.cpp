@@ -13,6 +13,7 @@
 #include "bench/bench_document.h"
 #include "nvml/nvml_api.h"
 #include "validate/report_render.h"
+#include "validate/report_training.h"
 
 namespace trainrig::validate {
 
@@ -20,29 +21,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string esc(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char c : s) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
+std::string esc(std::string_view s) { return html_escape(s); }
 
 const char* verdict_class(const std::string& v) {
     return v == "READY"                 ? "ready"
@@ -277,6 +256,7 @@ std::string render_report_html(const json& r) {
     h += "<h2>Stages</h2>\n" + stages_table(r.value("stages", json::array()));
     if (r.contains("topology")) h += "<h2>Topology</h2>\n" + topology_table(r["topology"]);
     if (r.contains("bench")) h += "<h2>Measurements</h2>\n" + bench_bars(r["bench"]);
+    h += training_html(r);
     if (r.contains("watch")) {
         const auto& samples = r["watch"].value("samples", json::array());
         std::string plots = time_plot(samples, "temperature_celsius", "Temperature", 1, "°C") +

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "bench/bench_document.h"
+#include "validate/report_training.h"
 
 namespace trainrig::validate {
 
@@ -54,6 +55,40 @@ std::map<int, GpuRun> gpu_runs(const json& watch) {
 
 }  // namespace
 
+std::string baseline_line(const json& r) {
+    const auto b = r.find("baseline");
+    if (b == r.end() || !b->is_object()) return {};
+    return fmt::format(
+        "against the baseline {} ({}, {} level, {}): {} of its {} measurements "
+        "matched",
+        report_text(*b, "path"), report_text(*b, "host", "unknown host"), report_text(*b, "level"),
+        report_text(*b, "finished_at"), b->value("matched", 0), b->value("measurements", 0));
+}
+
+std::string html_escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
 std::string report_text(const json& j, const char* key, const std::string& none) {
     auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : none;
@@ -85,6 +120,7 @@ std::string render_report_text(const json& r, const std::string& report_dir, boo
             out += fmt::format(
                 "  stage {:<10} {}{}\n", report_text(s, "name"), report_text(s, "state"),
                 report_text(s, "reason").empty() ? "" : ": " + report_text(s, "reason"));
+    if (const std::string b = baseline_line(r); !b.empty()) out += b + "\n";
     if (!report_dir.empty()) out += "report: " + report_dir + "\n";
     return out;
 }
@@ -100,6 +136,7 @@ std::string render_report_markdown(const json& r) {
                               argv.push_back(a.get<std::string>());
                           return join(argv, " ");
                       }());
+    if (const std::string b = baseline_line(r); !b.empty()) md += "Measured " + b + ".\n\n";
     const auto& items = r.value("items", json::array());
     md += "## What to do first\n\n";
     if (items.empty()) {
@@ -140,6 +177,7 @@ std::string render_report_markdown(const json& r) {
         }
         md += "\n";
     }
+    md += training_markdown(r);
     if (r.contains("watch")) {
         const auto runs = gpu_runs(r["watch"]);
         md += fmt::format("## GPU telemetry\n\n{} ticks, {} alerts.\n\n",

@@ -12,6 +12,12 @@ namespace trainrig::validate {
 // A string member of a report object, or `none`.
 std::string report_text(const nlohmann::json& j, const char* key, const std::string& none = "");
 
+// "against the baseline B (host, level, time): N of its M measurements matched", or empty.
+std::string baseline_line(const nlohmann::json& report);
+
+// Text for HTML: & < > " escaped.
+std::string html_escape(std::string_view s);
+
 // The terminal's answer: the verdict line, what failed and what to do (the first ten unless
 // `verbose`), the stages that did not run, and where the report is.
 std::string render_report_text(const nlohmann::json& report, const std::string& report_dir,

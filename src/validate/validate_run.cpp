@@ -8,6 +8,7 @@
 #include <ctime>
 #include <optional>
 
+#include "bench/baseline.h"
 #include "bench/bench_runner.h"
 #include "bench/machine_facts.h"
 #include "core/cancel_signals.h"
@@ -20,6 +21,7 @@
 #include "snapshot/snapshot.h"
 #include "topo/gpu_matrix.h"
 #include "topo/render_topo.h"
+#include "validate/report_compare.h"
 #include "validate/watch_recorder.h"
 
 namespace trainrig::validate {
@@ -282,6 +284,33 @@ Status check_skip(const std::vector<std::string>& skip) {
     return ok_status();
 }
 
+namespace {
+
+// --baseline: the measurements of an earlier report become the expected values of the same
+// measurements now (bench/baseline.h), judged with bench's tolerance.
+Result<bench::Baseline> load_report_baseline(const std::string& path, nlohmann::json& about) {
+    auto doc = load_report(path);
+    if (!doc.ok()) return Status{doc.status().code(), "--baseline " + doc.status().message()};
+    const auto b = doc->find("bench");
+    if (b == doc->end() || !b->is_object())
+        return Status{Errc::kInvalidInput,
+                      fmt::format("--baseline {}: the report has no measurements (it judged a "
+                                  "machine tree, or was interrupted before them)",
+                                  path)};
+    auto baseline = bench::baseline_from_document(*b, path);
+    if (!baseline.ok()) return baseline.status();
+    about = {{"path", path},
+             {"host", doc->value("host", nlohmann::json(nullptr))},
+             {"level", doc->value("level", "")},
+             {"finished_at", doc->value("finished_at", "")},
+             {"verdict", doc->value("verdict", "")},
+             {"measurements", baseline->medians.size()},
+             {"matched", 0}};
+    return baseline;
+}
+
+}  // namespace
+
 Result<ValidateResult> run_validate(const ValidateOptions& o) {
     // One handler for the whole run: a stage's own resets the flag when it starts, but
     // received() keeps the signal, so no Ctrl-C between stages is lost.
@@ -309,6 +338,13 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     std::vector<Item> items;
     ValidateResult out;
     nlohmann::json report = {{"schema", "trainrig.validate"}, {"schema_version", 1}};
+    std::optional<bench::Baseline> baseline;
+    nlohmann::json baseline_about = nullptr;
+    if (!o.baseline.empty()) {
+        auto b = load_report_baseline(o.baseline, baseline_about);
+        if (!b.ok()) return b.status();
+        baseline = std::move(b).value();
+    }
     Progress progress(o.progress, stages.size() - 1);
 
     // 1. doctor: every rule (less the skipped ids and areas).
@@ -404,6 +440,12 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
                      skips = run.skipped.size();
         const bool done = bench::run_benchmarks(chosen, ctx, run);
         s.seconds = seconds_since(t);
+        if (baseline) {
+            std::vector<bench::BenchRecord> fresh(run.records.begin() + records, run.records.end());
+            baseline_about["matched"] =
+                baseline_about["matched"].get<size_t>() + bench::apply_baseline(fresh, *baseline);
+            std::copy(fresh.begin(), fresh.end(), run.records.begin() + records);
+        }
         bench_items(run, records, errors, name, items);
         const size_t ran = chosen.size() - (run.skipped.size() - skips);
         if (!done || interrupted()) {
@@ -484,6 +526,7 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     report["finished_at"] = utc_iso8601(finished);
     report["seconds"] = std::difftime(finished, started);
     report["command_line"] = o.argv;
+    report["baseline"] = baseline_about;
     report["stages"] = stage_docs;
     report["items"] = item_docs;
     if (!report.contains("host")) report["host"] = nullptr;

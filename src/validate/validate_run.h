@@ -24,6 +24,7 @@ struct ValidateOptions {
     std::vector<int> gpus;          // --gpus; empty: all
     std::vector<std::string> skip;  // --skip: stages, doctor checks or areas, benchmarks
     int expect_gpus = -1;           // --expect-gpus
+    std::string baseline;           // --baseline: an earlier report whose medians are expected
     bool progress = false;          // a line on stderr as each stage starts
     std::vector<std::string> argv;  // the command line, for the report
 };

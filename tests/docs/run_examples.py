@@ -154,7 +154,10 @@ class Runner:
         )
         env.update(self.table.get("env", {}))
         self.env = env
+        doc_text = (self.repo / self.doc).read_text()
         for name, spec in self.table["files"].items():
+            if spec.get("when_named") and name not in doc_text:
+                continue  # costly to make, and this document does not use it
             self.make_file(work / name, spec)
 
     def make_file(self, path, spec):
@@ -200,6 +203,16 @@ class Runner:
             with open(path, "w") as out:
                 subprocess.run([str(self.binary), "collect"], cwd=self.work, env=self.env,
                                stdout=out, check=True)
+        elif kind == "report":
+            # A validate report of this very machine, live (no TRAINRIG_ROOT): one with
+            # measurements, for the examples that compare against an earlier report.
+            env = {k: v for k, v in self.env.items()
+                   if k not in ("TRAINRIG_ROOT", "TRAINRIG_FAKE_NVML")}
+            subprocess.run([str(self.binary), "validate", "--level", "quick", "--report",
+                            str(path)], cwd=self.work, env=env, stdout=subprocess.DEVNULL,
+                           check=False)
+            if not (path / "report.json").exists():
+                raise SystemExit(f"examples.toml: `trainrig validate` wrote no report {path}")
         elif kind == "script":
             path.write_text(spec["text"])
             if spec.get("executable"):

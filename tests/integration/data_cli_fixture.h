@@ -149,23 +149,6 @@ inline bool one_line(const std::string& err) {
     return !err.empty() && err.back() == '\n' && std::count(err.begin(), err.end(), '\n') == 1;
 }
 
-// Runs a shell command line, capturing stdout and stderr like run_trainrig.
-inline RunResult run_sh(const std::string& command) {
-    static int counter = 0;
-    auto base = fs::temp_directory_path() / ("trainrig-data-sh-" + std::to_string(::getpid()) +
-                                             "-" + std::to_string(counter++));
-    const std::string cmd =
-        command + " >" + base.string() + ".out 2>" + base.string() + ".err </dev/null";
-    const int status = std::system(cmd.c_str());
-    RunResult r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(base.string() + ".out");
-    r.err = slurp(base.string() + ".err");
-    fs::remove(base.string() + ".out");
-    fs::remove(base.string() + ".err");
-    return r;
-}
-
 inline std::vector<uint32_t> ids_of(const json& list) {
     std::vector<uint32_t> out;
     for (const auto& v : list) out.push_back(v.get<uint32_t>());

@@ -30,6 +30,36 @@ void PrintTo(const Fault& f, std::ostream* os) { *os << f.name; }
 
 const char* kMachine = "epyc-4xa100-healthy";
 
+// report.json against docs/schema/trainrig.validate-1.schema.json; the violations, or "".
+// The python3 on PATH first; Debian's, where python3-jsonschema installs, when it lacks the
+// package (exit 3: a pyenv or venv interpreter).
+std::string schema_violations(const fs::path& report_json) {
+    const std::string src = TRAINRIG_SOURCE_DIR;
+    const std::string args = " " + src + "/tests/scripts/check_json_schema.py " + src +
+                             "/docs/schema/trainrig.validate-1.schema.json " + report_json.string();
+    auto r = run_sh("python3" + args);
+    if (r.rc == 3) r = run_sh("/usr/bin/python3" + args);
+    return r.rc == 0 ? "" : "rc " + std::to_string(r.rc) + ": " + r.out + r.err;
+}
+
+// A report of the healthy machine tree, to compare the faulty ones with (`report diff`).
+const fs::path& healthy_report() {
+    static const fs::path dir = [] {
+        const fs::path d =
+            fs::temp_directory_path() / ("validate-reference-" + std::to_string(::getpid()));
+        fs::remove_all(d);
+        run_trainrig("validate --root " + fixture(kMachine) + " --report " + d.string(),
+                     "TRAINRIG_FAKE_NVML=" + std::string(TRAINRIG_SOURCE_DIR) +
+                         "/tests/fixtures/nvml/" + kMachine + ".json");
+        std::atexit([] {
+            fs::remove_all(fs::temp_directory_path() /
+                           ("validate-reference-" + std::to_string(::getpid())));
+        });
+        return d;
+    }();
+    return dir;
+}
+
 class ValidateTree : public ::testing::TestWithParam<Fault> {
 protected:
     void SetUp() override {
@@ -82,6 +112,21 @@ TEST_P(ValidateTree, VerdictExitCodeItemsAndReport) {
               std::string::npos);
     EXPECT_TRUE(fs::exists(report / "raw/snapshot.json"));
     EXPECT_NE(slurp((report / "report.html").string()).find("id=\"verdict\""), std::string::npos);
+    EXPECT_EQ(schema_violations(report / "report.json"), "");
+    // Rendered again from report.json alone, the page and the Markdown are the ones written.
+    EXPECT_EQ(run_trainrig("report --md " + report.string()).out,
+              slurp((report / "report.md").string()));
+    EXPECT_EQ(run_trainrig("report --html " + report.string()).out,
+              slurp((report / "report.html").string()));
+    // Against the healthy machine: the fault appeared, and the diff exits 1 (worse).
+    auto d =
+        run_trainrig("report diff --json " + healthy_report().string() + " " + report.string());
+    EXPECT_EQ(d.rc, f.item.empty() ? 0 : 1) << d.out << d.err;
+    const auto diff = json::parse(d.out);
+    bool appeared = f.item.empty();
+    for (const auto& i : diff["appeared"]) appeared = appeared || i["id"] == f.item;
+    EXPECT_TRUE(appeared) << diff.dump(1);
+    EXPECT_EQ(diff["new_verdict"], f.verdict);
     auto v = run_trainrig("report verify " + report.string());
     EXPECT_EQ(v.rc, 0) << v.out << v.err;
     std::ofstream(report / "report.md", std::ios::app) << "edited\n";
@@ -125,6 +170,7 @@ TEST(ValidateCli, AHungDriverCallIsUnknownNeverReady) {
         temperature = temperature || (i["id"] == "gpu.temperature" && i["level"] == "unknown");
     EXPECT_TRUE(temperature) << doc["items"].dump(1);
     EXPECT_EQ(run_trainrig("report verify " + dir.string()).rc, 0);
+    EXPECT_EQ(schema_violations(dir / "report.json"), "");
     fs::remove_all(dir);
 }
 
@@ -167,6 +213,7 @@ TEST(ValidateCli, InterruptedRunWritesAnIncompleteReport) {
     EXPECT_NE(doc["verdict"], "READY");
     EXPECT_EQ(doc["stages"][0]["state"], "interrupted");
     EXPECT_EQ(run_trainrig("report verify " + (dir / "report").string()).rc, 0);
+    EXPECT_EQ(schema_violations(dir / "report/report.json"), "");
     fs::remove_all(dir);
 }
 
@@ -195,6 +242,70 @@ TEST(ValidateLive, QuickOnThisMachine) {
     }
     EXPECT_EQ(doc["exit_code"], r.rc);
     EXPECT_EQ(run_trainrig("report verify " + dir.string()).rc, 0);
+    EXPECT_EQ(schema_violations(dir / "report.json"), "");
+
+    // --baseline: a report whose measurements were three times today's. Each one this run
+    // repeats is judged against its median with bench's tolerance: a third of it fails.
+    auto faster = json::parse(slurp(dir / "report.json"));
+    for (auto& rec : faster["bench"]["results"]) {
+        for (auto& x : rec["samples"]) x = x.get<double>() * 3;
+        rec["median"] = rec["median"].get<double>() * 3;
+    }
+    const fs::path golden = dir.string() + "-golden.json";
+    std::ofstream(golden) << faster.dump();
+    r = run_trainrig("validate --json --no-report --baseline " + golden.string());
+    EXPECT_EQ(r.rc, 1) << r.err << r.out.substr(0, 2000);
+    const auto judged = json::parse(r.out);
+    EXPECT_GE(judged["baseline"]["matched"].get<int>(), 3) << judged["baseline"];
+    bool tokens = false;
+    for (const auto& i : judged["items"])
+        if (i["id"] == "bench.train.tokens") {
+            tokens = true;
+            EXPECT_EQ(i["level"], "fail");
+            EXPECT_NE(i["source"].get<std::string>().find(golden.string()), std::string::npos);
+        }
+    EXPECT_TRUE(tokens) << judged["items"].dump(1);
+    // A step time below the baseline's is no shortfall: no item for it.
+    for (const auto& i : judged["items"]) EXPECT_NE(i["id"], "bench.train.step-time");
+    // And the diff of the two reports names the slower measurements.
+    auto d = run_trainrig("report diff --json " + golden.string() + " " + dir.string());
+    EXPECT_EQ(d.rc, 1) << d.out << d.err;
+    EXPECT_FALSE(json::parse(d.out)["slower"].empty()) << d.out;
+    fs::remove(golden);
+    fs::remove_all(dir);
+}
+
+// The schema holds the report to its contract: a verdict missing or an item's level unknown
+// is refused, so a report that passes it is one the renderers and `report diff` can read.
+TEST(ValidateCli, TheSchemaRefusesABrokenReport) {
+    const fs::path dir = fs::temp_directory_path() / ("validate-sch-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    ASSERT_NE(
+        run_trainrig("validate --root " + fixture("article-box") + " --report " + dir.string()).rc,
+        2);
+    ASSERT_EQ(schema_violations(dir / "report.json"), "");
+    auto doc = json::parse(slurp(dir / "report.json"));
+    ASSERT_FALSE(doc["items"].empty());
+    doc.erase("verdict");
+    doc["items"][0]["level"] = "bad";
+    std::ofstream(dir / "broken.json") << doc.dump();
+    const auto v = schema_violations(dir / "broken.json");
+    EXPECT_NE(v.find("verdict"), std::string::npos) << v;
+    EXPECT_NE(v.find("items/0/level"), std::string::npos) << v;
+    fs::remove_all(dir);
+}
+
+TEST(ValidateCli, ABaselineWithoutMeasurementsIsRefused) {
+    const fs::path dir = fs::temp_directory_path() / ("validate-bl-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    ASSERT_NE(
+        run_trainrig("validate --root " + fixture("cpu-only") + " --report " + dir.string()).rc, 2);
+    auto r = run_trainrig("validate --no-report --baseline " + dir.string());
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("has no measurements"), std::string::npos) << r.err;
+    r = run_trainrig("report diff " + dir.string() + " " + fixture("cpu-only"));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("report.json"), std::string::npos) << r.err;
     fs::remove_all(dir);
 }
 

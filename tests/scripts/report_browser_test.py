@@ -2,7 +2,8 @@
 through the fake NVML with watch sampling them, the article's box as a machine tree, this host
 without a GPU, and an interrupted run — each opened, its DOM read back, a screenshot and an A4
 PDF printed. No console error, no network request (the page's Content-Security-Policy forbids
-them and the browser logs any attempt), every plot present and not empty.
+them and the browser logs any attempt), every plot present and not empty (the GPUs' telemetry,
+the training run's loss curve and step-time breakdown).
 
 Usage: report_browser_test.py TRAINRIG_BINARY SOURCE_DIR"""
 import json
@@ -100,7 +101,8 @@ class ReportInBrowser(unittest.TestCase):
     def test_eight_gpus_with_telemetry(self):
         dom = self.check("hgx", ["temperature_celsius", "sm_clock_hertz", "power_watts",
                                  "utilization"])
-        self.assertEqual(dom.count("<polyline"), 4 * 8)  # 4 plots, 8 GPUs
+        # 4 plots of 8 GPUs, and the loss curve when the training run took place
+        self.assertEqual(dom.count("<polyline"), 4 * 8 + dom.count('data-field="loss"'))
 
     def test_article_box_tree(self):
         dom = self.check("article", [])
@@ -108,9 +110,12 @@ class ReportInBrowser(unittest.TestCase):
         self.assertIn('id="topology"', dom)
 
     def test_host_without_gpu(self):
-        dom = self.check("host", [])
+        dom = self.check("host", ["loss"])  # the CPU training run: its loss curve
         self.assertIn("no GPU: host checks only", dom)
         self.assertIn('id="bench"', dom)
+        m = re.search(r'data-field="step-phases".*?</svg>', dom, re.S)
+        self.assertIsNotNone(m, "no step-time breakdown")
+        self.assertGreater(len(re.findall(r"<rect ", m.group(0))), 4, "step-time bars empty")
 
     def test_interrupted_run(self):
         dom = self.check("interrupted", [])

@@ -504,6 +504,38 @@ TEST(BenchBaseline, AppliesOnlyToTheSameBenchNameParamsAndTarget) {
     EXPECT_NE(now[5].expected_source.find("/runs/old.json"), std::string::npos);
 }
 
+// A step time or a peak memory below the baseline's is no shortfall: judged as "more is
+// better", a faster step would have failed. Only rates and fractions take a baseline.
+TEST(BenchBaseline, TimesAndSizesAreNotJudgedAgainstABaseline) {
+    BenchRun old;
+    BenchRecord step = with_samples({0.5, 0.5, 0.5});
+    step.bench = "train";
+    step.name = "step-time";
+    step.unit = "s";
+    BenchRecord mem = step;
+    mem.name = "peak-memory";
+    mem.unit = "bytes";
+    mem.samples = {1e9};
+    BenchRecord tps = step;
+    tps.name = "tokens";
+    tps.unit = "tokens/s";
+    tps.samples = {1000};
+    old.records = {step, mem, tps};
+    auto b = parse_baseline(bench_document(old).dump(), "old.json");
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    EXPECT_EQ(b->medians.size(), 1u);
+    std::vector<BenchRecord> now = {step, mem, tps};
+    now[0].samples = {0.25};  // twice as fast
+    now[1].samples = {0.5e9};
+    now[2].samples = {2000};
+    EXPECT_EQ(apply_baseline(now, *b), 1u);
+    EXPECT_FALSE(now[0].expected);
+    EXPECT_FALSE(now[1].expected);
+    EXPECT_EQ(judge(now[2], Thresholds{}), Verdict::kPass);
+    EXPECT_TRUE(higher_is_better(now[2]));
+    EXPECT_FALSE(higher_is_better(now[0]));
+}
+
 TEST(BenchBaseline, RecordKeyDiffersInEachPart) {
     const BenchRecord r = seq_read();
     const std::string key = record_key(r);

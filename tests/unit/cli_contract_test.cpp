@@ -63,9 +63,10 @@ TEST_F(CliContract, TheTableHasEveryLeaf) {
           "trainrig tune lock",    "trainrig launch",        "trainrig data tokenize",
           "trainrig data inspect", "trainrig data verify",   "trainrig bench list",
           "trainrig bench run",    "trainrig watch",         "trainrig watch report",
-          "trainrig train",        "trainrig validate",      "trainrig report verify"})
+          "trainrig train",        "trainrig validate",      "trainrig report",
+          "trainrig report diff",  "trainrig report verify"})
         EXPECT_TRUE(paths.count(expected)) << expected;
-    EXPECT_EQ(paths.size(), 21u);
+    EXPECT_EQ(paths.size(), 23u);
 }
 
 TEST_F(CliContract, EveryLeafHasJsonOutputAndVerbose) {

@@ -6,6 +6,7 @@
 
 #include "core/sha256.h"
 #include "temp_dir_test.h"
+#include "validate/report_compare.h"
 #include "validate/report_dir.h"
 #include "validate/report_html.h"
 #include "validate/verdict.h"
@@ -170,6 +171,92 @@ TEST(ReportHtml, FifteenMinutesOfEightGpusStaysUnderTwoMegabytes) {
     EXPECT_EQ(polylines, 4u * 8u);
     EXPECT_NE(html.find("class=\"held\""), std::string::npos);  // GPU 3's slowdown shaded
     EXPECT_EQ(html.find("://"), std::string::npos);             // nothing to fetch
+}
+
+nlohmann::json report_with(const char* verdict, nlohmann::json items,
+                           std::vector<std::pair<int, double>> gemm_by_gpu) {
+    nlohmann::json results = nlohmann::json::array();
+    for (auto [gpu, value] : gemm_by_gpu)
+        results.push_back({{"bench", "gemm"},
+                           {"name", "bf16"},
+                           {"params", {{"m", 8192}}},
+                           {"target", {{"gpu", gpu}}},
+                           {"unit", "FLOP/s"},
+                           {"samples", {value, value}},
+                           {"expected", nullptr}});
+    results.push_back({{"bench", "train"},  // a time: never judged against the old one
+                       {"name", "step-time"},
+                       {"params", nlohmann::json::object()},
+                       {"target", nlohmann::json::object()},
+                       {"unit", "s"},
+                       {"samples", {static_cast<double>(gemm_by_gpu.size())}}});
+    return {{"schema", "trainrig.validate"},
+            {"schema_version", 1},
+            {"verdict", verdict},
+            {"items", items},
+            {"bench", {{"schema", "trainrig.bench"}, {"schema_version", 2}, {"results", results}}}};
+}
+
+nlohmann::json finding(const char* id, const char* level, const char* device) {
+    return {{"id", id}, {"level", level}, {"devices", {device}}, {"summary", id}};
+}
+
+TEST(ReportDiff, ItemsVerdictAndMeasurementsAgainstTheOldReport) {
+    const auto old_report =
+        report_with("READY WITH WARNINGS", {finding("kernel.swappiness", "warn", "host")},
+                    {{0, 1000e12}, {1, 1000e12}, {2, 1000e12}, {3, 1000e12}});
+    const auto new_report = report_with(
+        "NOT READY",
+        {finding("gpu.temperature", "fail", "GPU 3"), finding("gpu.temperature", "fail", "GPU 1")},
+        {{0, 950e12}, {1, 800e12}, {2, 1200e12}, {4, 1000e12}});
+    const auto d = diff_reports(old_report, new_report, bench::Thresholds{});
+    EXPECT_GT(d.verdict_change, 0);
+    EXPECT_TRUE(d.worse());
+    ASSERT_EQ(d.appeared.size(), 2u);  // one id on two GPUs: two findings
+    ASSERT_EQ(d.resolved.size(), 1u);
+    EXPECT_EQ(d.resolved[0]["id"], "kernel.swappiness");
+    // GPU 0 at 95 % has not moved; GPU 1 at 80 % is a warning; GPU 2 at 120 % is faster.
+    ASSERT_EQ(d.slower.size(), 1u);
+    EXPECT_EQ(d.slower[0].devices, "GPU 1");
+    EXPECT_EQ(d.slower[0].verdict, bench::Verdict::kWarn);
+    ASSERT_EQ(d.faster.size(), 1u);
+    EXPECT_EQ(d.faster[0].devices, "GPU 2");
+    EXPECT_EQ(d.compared, 3u);
+    EXPECT_EQ(d.only_old, 1u);  // GPU 3's
+    EXPECT_EQ(d.only_new, 1u);  // GPU 4's; the step times are not counted
+    const auto text = render_diff_text(d, false);
+    EXPECT_NE(text.find("READY WITH WARNINGS -> NOT READY (worse)"), std::string::npos) << text;
+    EXPECT_NE(text.find("bench.gemm.bf16 [GPU 1]"), std::string::npos) << text;
+    EXPECT_EQ(diff_json(d)["verdict_change"], "worse");
+
+    const auto same = diff_reports(old_report, old_report, bench::Thresholds{});
+    EXPECT_FALSE(same.worse());
+    EXPECT_EQ(same.compared, 4u);
+    EXPECT_TRUE(same.slower.empty() && same.faster.empty() && same.appeared.empty());
+    // The other way round the verdict is better, but GPU 2 at 1000 against 1200 (83 %) is
+    // slower than the tolerance allows: still worse.
+    const auto back = diff_reports(new_report, old_report, bench::Thresholds{});
+    EXPECT_LT(back.verdict_change, 0);
+    EXPECT_EQ(back.resolved.size(), 2u);
+    ASSERT_EQ(back.slower.size(), 1u);
+    EXPECT_EQ(back.slower[0].devices, "GPU 2");
+    EXPECT_TRUE(back.worse());
+}
+
+TEST(ReportDiff, LoadReportNamesWhatIsWrong) {
+    const auto dir = fs::temp_directory_path() / ("report-load-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::ofstream(dir / "report.json") << R"({"schema": "trainrig.doctor", "schema_version": 1})";
+    auto r = load_report(dir.string());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("not a trainrig.validate report"), std::string::npos);
+    std::ofstream(dir / "report.json") << R"({"schema": "trainrig.validate", "schema_version": 7})";
+    r = load_report((dir / "report.json").string());
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("schema_version 7"), std::string::npos);
+    std::ofstream(dir / "report.json") << R"({"schema": "trainrig.validate", "schema_version": 1})";
+    EXPECT_TRUE(load_report(dir.string()).ok());
+    fs::remove_all(dir);
 }
 
 }  // namespace

@@ -69,6 +69,16 @@ void declare_verbose_option(CLI::App& app, bool& verbose, std::string_view adds)
     app.add_flag("-v,--verbose", verbose, fmt::format("More detail: {}", adds));
 }
 
+void declare_data_path_inputs(CLI::App& app, std::string& tokenizer,
+                              std::vector<std::string>& inputs, std::vector<std::string>& shards) {
+    app.add_option("--tokenizer", tokenizer, "tokenizer: preset name or file");
+    app.add_option("--input", inputs, "tokenizer: text files, one document per line")
+        ->expected(1, -1)
+        ->check(CLI::ExistingFile);
+    app.add_option("--shards", shards, "loader: Megatron prefixes or llm.c shards")
+        ->expected(1, -1);
+}
+
 void declare_gpu_selection(CLI::App& app, std::vector<int>& gpus) {
     app.add_option_function<std::vector<std::string>>(
            "--gpus",

@@ -41,6 +41,10 @@ inline constexpr const char* kGpuSelectionHelp =
 void declare_json_option(CLI::App& app, bool& json, std::string_view schema);
 void declare_verbose_option(CLI::App& app, bool& verbose, std::string_view adds);
 void declare_gpu_selection(CLI::App& app, std::vector<int>& gpus);
+// The data path's inputs (bench run tokenizer/loader, validate's data-path stage): --tokenizer
+// (a preset name or file), --input (text files it encodes), --shards (the loader's tokens).
+void declare_data_path_inputs(CLI::App& app, std::string& tokenizer,
+                              std::vector<std::string>& inputs, std::vector<std::string>& shards);
 // An option that took another name: typing the old one is an error naming the new one.
 void declare_renamed_option(CLI::App& app, const std::string& old_name, const std::string& new_name,
                             std::string_view why);

@@ -100,16 +100,11 @@ public:
         declare_gpu_selection(*gpu, o_.gpus);
 
         auto* data = run_->add_option_group("data", "tokenizer and loader");
-        data->add_option("--tokenizer", o_.tokenizer, "tokenizer: preset name or file");
-        data->add_option("--input", o_.inputs, "tokenizer: text files, one document per line")
-            ->expected(1, -1)
-            ->check(CLI::ExistingFile);
+        declare_data_path_inputs(*data, o_.tokenizer, o_.inputs, o_.shards);
         data->add_option("--tokenizer-threads", o_.tokenizer_threads,
                          "tokenizer: thread counts to measure (default 1)")
             ->delimiter(',')
             ->check(CLI::Range(1, 1024));
-        data->add_option("--shards", o_.shards, "loader: Megatron prefixes or llm.c shards")
-            ->expected(1, -1);
         data->add_option("--batch", o_.batch, "loader: windows per batch (default 8)")
             ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
         data->add_option("--window", o_.window, "loader: tokens per window (default 1024)")

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 
@@ -54,8 +56,8 @@ public:
         declare_machine_options(app, options_.collect);
         declare_gpu_selection(app, options_.gpus);
         app.add_option("--skip", options_.skip,
-                       "Leave out stages (doctor, topology, host-bench, gpu-bench, training, "
-                       "watch), doctor checks or areas, or benchmarks")
+                       "Leave out stages (doctor, topology, host-bench, gpu-bench, data-path, "
+                       "training, watch), doctor checks or areas, or benchmarks")
             ->delimiter(',')
             ->type_name("NAME,...");
         app.add_option("--expect-gpus", options_.expect_gpus,
@@ -63,11 +65,20 @@ public:
             ->envname("TRAINRIG_EXPECT_GPUS")
             ->check(CLI::Range(0, 1024))
             ->type_name("N");
+        app.add_option("--stage-timeout", options_.stage_timeout,
+                       "Stop a measuring stage that runs longer than SECONDS, and leave it "
+                       "behind if it does not stop (a hung driver call); the verdict is then "
+                       "UNKNOWN (default: 3 x the stage's budget + 60 s)")
+            ->check(CLI::Range(0.1, 86400.0))
+            ->type_name("SECONDS");
         app.add_option("--baseline", options_.baseline,
                        "Expect each measurement's median in this earlier report (a directory or "
                        "its report.json: this machine before, or a golden node) instead of the "
                        "hardware's figure; below bench's tolerance of it is a finding")
             ->type_name("REPORT");
+        auto* data = app.add_option_group(
+            "data path", "the data-path stage (default: the loader on generated tokens)");
+        declare_data_path_inputs(*data, options_.tokenizer, options_.inputs, options_.shards);
         declare_output_options(app, output_);
         declare_json_option(app, json_, "trainrig.validate");
         declare_verbose_option(app, verbose_,
@@ -84,6 +95,10 @@ public:
         if (!level.ok()) return print_error(name(), level.status());
         options_.level = *level;
         if (auto s = validate::check_skip(options_.skip); !s.ok()) return print_error(name(), s);
+        if (options_.tokenizer.empty() != options_.inputs.empty())
+            return print_error(name(), {Errc::kInvalidInput,
+                                        "--tokenizer and --input go together: the tokenizer "
+                                        "benchmark encodes the --input text with --tokenizer"});
         if (no_report_ && report_)
             return print_error(name(), {Errc::kInvalidInput, "--report and --no-report together"});
         options_.progress = verbose_ || ::isatty(STDERR_FILENO) == 1;
@@ -106,7 +121,14 @@ public:
         }
         const std::string text =
             json_ ? doc : validate::render_report_text(result->report, dir, verbose_);
-        return emit_result(name(), output_, text, code);
+        const int rc = emit_result(name(), output_, text, code);
+        if (result->abandoned) {
+            // A stage's thread is stuck in a call that may never return: leave without running
+            // destructors it could still be using.
+            std::fflush(nullptr);
+            std::_Exit(rc);
+        }
+        return rc;
     }
 
 private:

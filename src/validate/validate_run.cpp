@@ -6,7 +6,10 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <functional>
 #include <optional>
+#include <thread>
 
 #include "bench/baseline.h"
 #include "bench/bench_runner.h"
@@ -22,6 +25,8 @@
 #include "topo/gpu_matrix.h"
 #include "topo/render_topo.h"
 #include "validate/report_compare.h"
+#include "validate/stage_watchdog.h"
+#include "validate/synthetic_shard.h"
 #include "validate/watch_recorder.h"
 
 namespace trainrig::validate {
@@ -36,18 +41,18 @@ double seconds_since(Clock::time_point t0) {
 
 // Each stage's share of the level's time on this machine class (docs/report.md, "Levels").
 struct Budgets {
-    double doctor, topology, host, gpu, training;
+    double doctor, topology, host, gpu, data, training;
 };
 Budgets budgets(RunLevel l) {
     switch (l) {
         case RunLevel::kQuick:
-            return {5, 1, 10, 60, 15};
+            return {5, 1, 10, 60, 5, 15};
         case RunLevel::kStandard:
-            return {10, 1, 90, 600, 120};
+            return {10, 1, 90, 600, 30, 120};
         case RunLevel::kLong:
-            return {10, 1, 180, 3600, 600};
+            return {10, 1, 180, 3600, 30, 600};
     }
-    return {5, 1, 10, 60, 15};
+    return {5, 1, 10, 60, 5, 15};
 }
 
 // Sizes per level. quick is an admission check: small arrays and files, few repeats, a training
@@ -57,6 +62,14 @@ bench::BenchOptions bench_options(const ValidateOptions& o) {
     bench::BenchOptions b;
     b.gpus = o.gpus;
     b.data_dir = o.collect.data_dir.value_or("");
+    b.tokenizer = o.tokenizer;
+    b.inputs = o.inputs;
+    b.shards = o.shards;
+    b.steps = 5000;  // loader batches per repeat (quick: fewer, below)
+    // The tokenizer on one thread and, past quick, on every core (`data tokenize`'s default).
+    if (const unsigned cores = std::thread::hardware_concurrency();
+        o.level != RunLevel::kQuick && cores > 1)
+        b.tokenizer_threads = {1, cores};
     switch (o.level) {
         case RunLevel::kQuick:
             b.quick = true;
@@ -66,6 +79,7 @@ bench::BenchOptions bench_options(const ValidateOptions& o) {
             b.seconds = 2;
             b.train_seq = 64;
             b.train_batch = 2;
+            b.steps = 1000;  // loader batches per repeat: about 10 ms, well above the clock's grain
             break;
         case RunLevel::kStandard:
             b.seconds = 120;  // burn; storage samples take their default
@@ -76,6 +90,10 @@ bench::BenchOptions bench_options(const ValidateOptions& o) {
     }
     return b;
 }
+
+// The data-path stage's generated tokens when --shards names none: 8 MiB at quick, 128 MiB
+// (larger than most last-level caches, so the loader's random windows miss them) otherwise.
+uint64_t synthetic_tokens(RunLevel l) { return l == RunLevel::kQuick ? 4ull << 20 : 64ull << 20; }
 
 bool listed(const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
@@ -233,19 +251,43 @@ nlohmann::json versions(const Snapshot& s) {
     return v;
 }
 
+// A line on stderr as each stage starts: its share of the level's time, the time so far and
+// what the stages still to come are budgeted (an estimate for an 8-GPU node: a smaller machine
+// is quicker).
 class Progress {
 public:
-    Progress(bool on, size_t stages) : on_(on), stages_(stages) {}
+    Progress(bool on, const std::vector<Stage>& stages) : on_(on), stages_(stages) {}
     void start(const Stage& s) {
         ++n_;
-        if (on_)
-            std::fprintf(stderr, "validate: [%zu/%zu] %s (about %.0f s) ...\n", n_, stages_,
-                         s.title.c_str(), s.budget_seconds);
+        if (!on_) return;
+        double to_go = 0;
+        bool after = false;
+        for (const auto& x : stages_) {
+            after = after || x.name == s.name;
+            if (after) to_go += x.budget_seconds;
+        }
+        std::fprintf(stderr,
+                     "validate: [%zu/%zu] %s (about %.0f s); %.0f s so far, at most "
+                     "about %.0f s to go\n",
+                     n_, stages_.size() - 1, s.title.c_str(), s.budget_seconds, seconds_since(t0_),
+                     to_go);
     }
 
 private:
     bool on_;
-    size_t stages_, n_ = 0;
+    const std::vector<Stage>& stages_;
+    size_t n_ = 0;
+    Clock::time_point t0_ = Clock::now();
+};
+
+// One stage's benchmarks, run under the watchdog (validate/stage_watchdog.h). The job owns all
+// it touches, so that a stage abandoned in a hung call can be left running.
+struct MeasureJob {
+    std::vector<std::unique_ptr<bench::Benchmark>> benchmarks = bench::make_benchmarks();
+    std::vector<bench::Benchmark*> chosen;
+    bench::BenchContext ctx;
+    bench::BenchRun run;
+    bool completed = false;  // run_benchmarks returned true (not interrupted)
 };
 
 }  // namespace
@@ -263,8 +305,8 @@ const char* level_label(RunLevel l) {
 }
 
 const std::vector<std::string>& stage_names() {
-    static const std::vector<std::string> names = {"doctor",    "topology", "host-bench",
-                                                   "gpu-bench", "training", "watch"};
+    static const std::vector<std::string> names = {
+        "doctor", "topology", "host-bench", "gpu-bench", "data-path", "training", "watch"};
     return names;
 }
 
@@ -309,6 +351,42 @@ Result<bench::Baseline> load_report_baseline(const std::string& path, nlohmann::
     return baseline;
 }
 
+// A measuring stage the watchdog stopped (timed out, its measurements kept) or left behind
+// (hung in a call, its measurements lost): the stage could not run, and an unknown item names
+// the benchmarks to re-run alone.
+Item unfinished_stage(Stage& s, const std::string& name, const std::vector<std::string>& ids,
+                      const WatchLimits& limits, bool hung) {
+    const std::string limit =
+        fmt::format("it ran past {:.0f} s (3 x its {:.0f} s budget + 60 s, or --stage-timeout)",
+                    limits.timeout_seconds, s.budget_seconds);
+    s.state = StageState::kCouldNotRun;
+    s.required = true;
+    s.reason = hung ? fmt::format(
+                          "hung: {} and did not stop {:.0f} s after being asked; its "
+                          "measurements are lost",
+                          limit, limits.grace_seconds)
+                    : "stopped: " + limit + "; what it measured until then is kept";
+    Item it;
+    it.id = "stage." + name;
+    it.stage = name;
+    it.level = Level::kUnknown;
+    it.summary = hung ? fmt::format(
+                            "the {} did not return: a call is stuck (the GPU driver, a "
+                            "dead mount)",
+                            s.title)
+                      : fmt::format("the {} did not finish within {:.0f} s", s.title,
+                                    limits.timeout_seconds);
+    const std::string rerun = fmt::format(
+        "re-run the stage's benchmarks alone with -v (`trainrig bench run {} -v`) to see which "
+        "one {}",
+        join(ids, ","), hung ? "hangs" : "is slow");
+    it.action = hung ? "look for Xid errors and hung tasks (`trainrig doctor --only gpu.xid`, "
+                       "`dmesg`), then " +
+                           rerun
+                     : rerun + "; give a slow machine more time with --stage-timeout";
+    return it;
+}
+
 }  // namespace
 
 Result<ValidateResult> run_validate(const ValidateOptions& o) {
@@ -328,6 +406,8 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         {"host-bench", "host benchmarks (memory, storage)", budget.host, 0, StageState::kSkipped,
          "", false},
         {"gpu-bench", "GPU benchmarks", budget.gpu, 0, StageState::kSkipped, "", false},
+        {"data-path", "data path (tokenizer, loader)", budget.data, 0, StageState::kSkipped, "",
+         false},
         {"training", "a training run", budget.training, 0, StageState::kSkipped, "", true},
         {"watch", "GPU telemetry through the run (watch)", 0, 0, StageState::kSkipped, "", false},
     };
@@ -345,7 +425,7 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         if (!b.ok()) return b.status();
         baseline = std::move(b).value();
     }
-    Progress progress(o.progress, stages.size() - 1);
+    Progress progress(o.progress, stages);
 
     // 1. doctor: every rule (less the skipped ids and areas).
     Stage& d = stage("doctor");
@@ -380,7 +460,12 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         report["host"] = dr.hostname;
         report["versions"] = versions(*snap);
         out.raw["raw/snapshot.json"] = snapshot_to_json(*snap).dump(1) + "\n";
-        scope = tree ? Scope::kTree : select_gpus(*snap).gpus.empty() ? Scope::kHost : Scope::kGpu;
+        // A GPU machine is one whose PCI bus or driver shows an NVIDIA GPU: a container may hide
+        // the PCI tree while NVML still answers for the GPUs it was given.
+        const bool nvml_gpus = snap->nvml.is_known() && !snap->nvml.value().gpus.empty();
+        scope = tree                                            ? Scope::kTree
+                : select_gpus(*snap).gpus.empty() && !nvml_gpus ? Scope::kHost
+                                                                : Scope::kGpu;
     } else {
         d.state = StageState::kInterrupted;
     }
@@ -409,12 +494,16 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     ctx.cancel = &CancelSignals::flag();
     bench::BenchRun run;
     if (live) run.machine = bench::collect_machine_facts();
-    const auto benchmarks = bench::make_benchmarks();
     std::optional<WatchRecorder> watch;
     if (live && !skipped_by_user("watch") && !interrupted()) watch.emplace(1.0);
     const auto t_watch = Clock::now();
 
-    auto measure = [&](const char* name, std::vector<std::string> ids, bool required) {
+    std::string abandoned;  // the stage left behind in a hung call: no later stage runs
+    // `prepare`, when given, readies the stage's input (bench options) once the stage is sure
+    // to run; its error is the stage's "could not run".
+    using Prepare = std::function<Status(bench::BenchOptions&)>;
+    auto measure = [&](const char* name, std::vector<std::string> ids, bool required,
+                       const Prepare& prepare = nullptr) {
         Stage& s = stage(name);
         s.required = required;
         if (!snap.ok()) return;
@@ -431,15 +520,52 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
             s.required = false;
             return;
         }
-        std::vector<bench::Benchmark*> chosen;
-        for (const auto& b : benchmarks)
-            if (listed(ids, b->id()) && !listed(o.skip, b->id())) chosen.push_back(b.get());
-        progress.start(s);
+        if (!abandoned.empty()) {
+            s.state = required ? StageState::kCouldNotRun : StageState::kSkipped;
+            s.reason = "not run: the " + abandoned + " stage hung and was left behind";
+            return;
+        }
+        auto job = std::make_shared<MeasureJob>();
+        job->ctx = ctx;
         const auto t = Clock::now();
+        if (prepare) {
+            progress.start(s);
+            if (Status st = prepare(job->ctx.options); !st.ok()) {
+                s.state = interrupted() ? StageState::kInterrupted : StageState::kCouldNotRun;
+                s.reason = st.message();
+                s.seconds = seconds_since(t);
+                return;
+            }
+        }
+        job->run.machine = run.machine;
+        job->run.thresholds = run.thresholds;
+        for (const auto& b : job->benchmarks)
+            if (listed(ids, b->id()) && !listed(o.skip, b->id())) job->chosen.push_back(b.get());
+        if (!prepare) progress.start(s);
+        const WatchLimits limits = stage_limits(s.budget_seconds, o.stage_timeout);
+        const StageEnd end = run_watched(
+            [job] { job->completed = bench::run_benchmarks(job->chosen, job->ctx, job->run); },
+            limits);
+        s.seconds = seconds_since(t);
+        if (end == StageEnd::kAbandoned && interrupted()) {
+            abandoned = name;
+            s.state = StageState::kInterrupted;
+            s.reason = fmt::format("interrupted, and it did not stop within {:.0f} s: left behind",
+                                   limits.grace_seconds);
+            return;
+        }
+        if (end == StageEnd::kAbandoned) {
+            abandoned = name;
+            items.push_back(unfinished_stage(s, name, ids, limits, true));
+            return;
+        }
         const size_t records = run.records.size(), errors = run.errors.size(),
                      skips = run.skipped.size();
-        const bool done = bench::run_benchmarks(chosen, ctx, run);
-        s.seconds = seconds_since(t);
+        for (auto& r : job->run.records) run.records.push_back(std::move(r));
+        for (auto& e : job->run.errors) run.errors.push_back(std::move(e));
+        for (auto& k : job->run.skipped) run.skipped.push_back(std::move(k));
+        run.machine = job->run.machine;
+        const bool done = job->completed;
         if (baseline) {
             std::vector<bench::BenchRecord> fresh(run.records.begin() + records, run.records.end());
             baseline_about["matched"] =
@@ -447,8 +573,10 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
             std::copy(fresh.begin(), fresh.end(), run.records.begin() + records);
         }
         bench_items(run, records, errors, name, items);
-        const size_t ran = chosen.size() - (run.skipped.size() - skips);
-        if (!done || interrupted()) {
+        const size_t ran = job->chosen.size() - (run.skipped.size() - skips);
+        if (end == StageEnd::kTimedOut) {
+            items.push_back(unfinished_stage(s, name, ids, limits, false));
+        } else if (!done || interrupted()) {
             s.state = StageState::kInterrupted;
         } else if (ran == 0) {
             std::vector<std::string> why;
@@ -456,7 +584,7 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
                 why.push_back(run.skipped[i].bench + ": " + run.skipped[i].text);
             s.state = required ? StageState::kCouldNotRun : StageState::kSkipped;
             s.reason =
-                chosen.empty() ? "every benchmark of it skipped with --skip" : join(why, "; ");
+                job->chosen.empty() ? "every benchmark of it skipped with --skip" : join(why, "; ");
         } else {
             s.state = run.errors.size() > errors && run.errors.size() - errors == ran
                           ? StageState::kCouldNotRun
@@ -472,6 +600,20 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     } else if (snap.ok()) {
         stage("gpu-bench").reason = tree ? live_only : "no NVIDIA GPU on this machine";
     }
+    // The loader reads --shards, or tokens generated for it in the data directory (or the temp
+    // directory), removed when the stage ends.
+    std::optional<SyntheticShard> synthetic;
+    measure("data-path", {"tokenizer", "loader"}, false, [&](bench::BenchOptions& b) {
+        if (!b.shards.empty() || listed(o.skip, "loader")) return Status{};
+        const std::string parent =
+            !b.data_dir.empty() ? b.data_dir : std::filesystem::temp_directory_path().string();
+        auto shard = SyntheticShard::write(parent, synthetic_tokens(o.level), ctx.cancel);
+        if (!shard.ok()) return shard.status();
+        synthetic.emplace(std::move(shard).value());
+        b.shards = {synthetic->path()};
+        return Status{};
+    });
+    synthetic.reset();
     measure("training", {"train"}, true);
 
     Stage& w = stage("watch");
@@ -507,6 +649,7 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     }
 
     out.incomplete = interrupted();
+    out.abandoned = !abandoned.empty();
     out.outcome = judge(stages, items, scope, out.incomplete);
     const std::time_t finished = std::time(nullptr);
     nlohmann::json stage_docs = nlohmann::json::array(), item_docs = nlohmann::json::array();

@@ -1,4 +1,5 @@
-// `trainrig validate`: doctor → topology → host benchmarks → GPU benchmarks → a training run,
+// `trainrig validate`: doctor → topology → host benchmarks → GPU benchmarks → the data path →
+// a training run,
 // with watch sampling the GPUs through the measurements, judged into one verdict
 // (validate/verdict.h) and one report document (docs/report.md). Pure orchestration: every
 // judgement is the stage's own command's (doctor's rules, bench's expectations, watch's rules).
@@ -20,13 +21,17 @@ const char* level_label(RunLevel l);  // "quick", "standard", "long"
 
 struct ValidateOptions {
     RunLevel level = RunLevel::kQuick;
-    CollectOptions collect;         // --root, --data-dir, --env-file, --timeout
-    std::vector<int> gpus;          // --gpus; empty: all
-    std::vector<std::string> skip;  // --skip: stages, doctor checks or areas, benchmarks
-    int expect_gpus = -1;           // --expect-gpus
-    std::string baseline;           // --baseline: an earlier report whose medians are expected
-    bool progress = false;          // a line on stderr as each stage starts
-    std::vector<std::string> argv;  // the command line, for the report
+    CollectOptions collect;           // --root, --data-dir, --env-file, --timeout
+    std::vector<int> gpus;            // --gpus; empty: all
+    std::vector<std::string> skip;    // --skip: stages, doctor checks or areas, benchmarks
+    int expect_gpus = -1;             // --expect-gpus
+    std::string baseline;             // --baseline: an earlier report whose medians are expected
+    double stage_timeout = 0;         // --stage-timeout: seconds; 0: 3 x a stage's budget + 60 s
+    std::string tokenizer;            // --tokenizer: the data-path stage's tokenizer ...
+    std::vector<std::string> inputs;  // --input: ... and the text it encodes
+    std::vector<std::string> shards;  // --shards: the loader's tokens; none: generated ones
+    bool progress = false;            // a line on stderr as each stage starts
+    std::vector<std::string> argv;    // the command line, for the report
 };
 
 // The names --skip takes besides doctor check ids and areas and benchmark ids.
@@ -36,8 +41,9 @@ Status check_skip(const std::vector<std::string>& skip);
 
 struct ValidateResult {
     Outcome outcome;
-    bool incomplete = false;                 // interrupted: the report holds what ran until then
-    nlohmann::json report;                   // trainrig.validate, without the command envelope
+    bool incomplete = false;  // interrupted: the report holds what ran until then
+    bool abandoned = false;   // a hung stage's thread is still running: exit without waiting
+    nlohmann::json report;    // trainrig.validate, without the command envelope
     std::map<std::string, std::string> raw;  // raw/… files of the report directory
 };
 

@@ -469,5 +469,47 @@ TEST_F(DataCli, BenchLoaderMeasuresBatchesOfWindowsPlusOne) {
         << failed.dump(2);
 }
 
+// validate's data-path stage runs the same two benchmarks on the user's tokenizer, text and
+// shards (docs/report.md), and leaves the other stages to their own tests.
+TEST_F(DataCli, ValidateMeasuresTheDataPathOnTheUsersTokenizerTextAndShards) {
+    std::vector<std::string> texts;
+    std::string text;
+    for (uint64_t i = 0; i < 2000; ++i) {
+        texts.push_back(sample_text(i));
+        std::string line = texts.back();
+        std::replace(line.begin(), line.end(), '\n', ' ');
+        text += line + "\n";
+    }
+    write_file(path("sample.txt"), text);
+    tokenize_texts(texts, path("data"));
+    auto r = run_trainrig(
+        "validate --json --no-report --skip host-bench,gpu-bench,training,watch "
+        "--tokenizer " +
+        tokenizer_ + " --input " + path("sample.txt") + " --shards " + path("data"));
+    const json doc = json::parse(r.out);
+    for (const auto& s : doc["stages"])
+        if (s["name"] == "data-path") {
+            EXPECT_EQ(s["state"], "ran") << s;
+        }
+    std::map<std::string, json> rec;
+    for (const auto& x : doc["bench"]["results"])
+        rec[x["bench"].get<std::string>() + "." + x["name"].get<std::string>()] = x;
+    ASSERT_TRUE(rec.count("tokenizer.tokens")) << doc["bench"].dump(1);
+    EXPECT_EQ(rec["tokenizer.bytes"]["counted"]["bytes"], text.size());
+    EXPECT_EQ(rec["tokenizer.documents"]["counted"]["documents"], 2000);
+    ASSERT_TRUE(rec.count("loader.tokens")) << doc["bench"].dump(1);
+    EXPECT_EQ(rec["loader.tokens"]["params"]["corpus_tokens"],
+              inspect_json(path("data"), 0)["tokens"]);
+    EXPECT_EQ(rec["loader.tokens"]["samples"].size(), 3u);  // quick: 3 repeats
+    EXPECT_GT(rec["loader.tokens"]["median"].get<double>(), 0.0);
+}
+
+// --tokenizer without --input (or the reverse) is a mistake, said before anything runs.
+TEST_F(DataCli, ValidateRefusesATokenizerWithoutText) {
+    auto r = run_trainrig("validate --no-report --tokenizer " + tokenizer_);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("--tokenizer and --input go together"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace trainrig::test

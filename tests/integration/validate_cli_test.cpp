@@ -6,9 +6,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 
 #include "doctor_json.h"
 #include "hanging_python.h"
@@ -217,6 +219,65 @@ TEST(ValidateCli, InterruptedRunWritesAnIncompleteReport) {
     fs::remove_all(dir);
 }
 
+// The watchdog: GPU benchmarks that never finish (a fake plugin for 8 fake-NVML GPUs). One that
+// stops when asked is stopped at --stage-timeout; one stuck in its call is left behind a grace
+// period later. Either way the verdict is UNKNOWN naming the stage, never READY, and the report
+// is written. (The stack rules are skipped: this machine's CUDA is newer than the fake driver.)
+// Runs validate with the fake plugin in `mode` and a 1 s stage limit: it must end UNKNOWN, in
+// well under the stage's own budget. Returns the report document and its stages by name.
+struct StuckRun {
+    json doc;
+    std::map<std::string, json> stages;
+};
+
+StuckRun validate_stuck(const char* mode, const std::string& args) {
+    const std::string env = std::string("TRAINRIG_FAKE_NVML=") + TRAINRIG_SOURCE_DIR +
+                            "/tests/fixtures/nvml/hgx-8xh100.json TRAINRIG_GPU_BENCH_PLUGIN=" +
+                            TRAINRIG_FAKE_GPU_BENCH_LIB + " FAKE_GPU_BENCH=" + mode;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = run_trainrig("validate --json --stage-timeout 1 " + args, env);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    StuckRun out;
+    EXPECT_EQ(r.rc, 2) << r.err << r.out.substr(0, 3000);
+    EXPECT_LT(took, 30);
+    out.doc = json::parse(r.out);
+    EXPECT_EQ(out.doc["verdict"], "UNKNOWN");
+    for (const auto& s : out.doc["stages"]) out.stages[s["name"]] = s;
+    return out;
+}
+
+TEST(ValidateWatchdog, ASlowStageIsStoppedAtItsLimit) {
+    auto run = validate_stuck("slow", "--no-report --skip training,host-bench,data-path,stack");
+    const json& s = run.stages["gpu-bench"];
+    EXPECT_EQ(s["state"], "could not run");
+    EXPECT_NE(s["reason"].get<std::string>().find("stopped: it ran past 1 s"), std::string::npos)
+        << s;
+    bool named = false;
+    for (const auto& i : run.doc["items"])
+        named = named || (i["id"] == "stage.gpu-bench" && i["level"] == "unknown");
+    EXPECT_TRUE(named) << run.doc["items"].dump(1);
+}
+
+TEST(ValidateWatchdog, AStageStuckInACallIsLeftBehindAndTheReportWritten) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("validate-hung-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    auto run = validate_stuck("hang", "--skip host-bench,stack --report " + dir.string());
+    EXPECT_NE(run.stages["gpu-bench"]["reason"].get<std::string>().find("hung"), std::string::npos)
+        << run.stages["gpu-bench"];
+    // Nothing else runs on a machine whose GPU call hung.
+    EXPECT_NE(run.stages["training"]["reason"].get<std::string>().find("gpu-bench stage hung"),
+              std::string::npos)
+        << run.stages["training"];
+    EXPECT_NE(run.doc["verdict_line"].get<std::string>().find("did not run: gpu-bench"),
+              std::string::npos)
+        << run.doc["verdict_line"];
+    EXPECT_EQ(run_trainrig("report verify " + dir.string()).rc, 0);
+    EXPECT_EQ(schema_violations(dir / "report.json"), "");
+    fs::remove_all(dir);
+}
+
 // The live machine (no GPU here): doctor, topology, host benchmarks and a CPU training run that
 // must learn; no GPU stages, and a verdict that says it covers the host only.
 TEST(ValidateLive, QuickOnThisMachine) {
@@ -273,6 +334,31 @@ TEST(ValidateLive, QuickOnThisMachine) {
     EXPECT_FALSE(json::parse(d.out)["slower"].empty()) << d.out;
     fs::remove(golden);
     fs::remove_all(dir);
+}
+
+// Without --shards the loader reads tokens generated for it in the temp directory (or
+// --data-dir), removed when the stage ends: nothing is left behind.
+TEST(ValidateCli, TheDataPathOnGeneratedTokensLeavesNothingBehind) {
+    const fs::path tmp = fs::temp_directory_path() / ("validate-tmp-" + std::to_string(::getpid()));
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    auto r = run_trainrig("validate --json --no-report --skip host-bench,training,watch",
+                          "TMPDIR=" + tmp.string());
+    const auto doc = json::parse(r.out);
+    for (const auto& s : doc["stages"])
+        if (s["name"] == "data-path") {
+            EXPECT_EQ(s["state"], "ran") << s;
+        }
+    bool loaded = false;
+    for (const auto& rec : doc["bench"]["results"])
+        if (rec["bench"] == "loader" && rec["name"] == "tokens") {
+            loaded = true;
+            EXPECT_EQ(rec["params"]["corpus_tokens"], 4u << 20);  // quick: 8 MiB of uint16
+            EXPECT_EQ(rec["status"], "info");                     // no hardware figure to expect
+        }
+    EXPECT_TRUE(loaded) << doc["bench"].dump(1).substr(0, 3000);
+    EXPECT_TRUE(fs::is_empty(tmp)) << fs::directory_iterator(tmp)->path();
+    fs::remove_all(tmp);
 }
 
 // The schema holds the report to its contract: a verdict missing or an item's level unknown

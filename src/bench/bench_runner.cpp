@@ -14,7 +14,7 @@ bool needs_gpu(const std::string& id) {
 
 bool run_benchmarks(const std::vector<Benchmark*>& chosen, const BenchContext& ctx, BenchRun& run,
                     const RunHooks& hooks) {
-    bool ran_gpu = false;
+    bool ran_gpu = false, cancelled = false;
     for (auto* b : chosen) {
         if (std::string why = b->skip_reason(ctx); !why.empty()) {
             if (hooks.named && hooks.named(*b)) run.unavailable = true;
@@ -23,8 +23,11 @@ bool run_benchmarks(const std::vector<Benchmark*>& chosen, const BenchContext& c
         }
         if (hooks.starting) hooks.starting(*b);
         const Status s = b->run(ctx, run.records);
-        if (ctx.cancelled()) return false;
         ran_gpu |= needs_gpu(b->id());
+        if (ctx.cancelled()) {
+            cancelled = true;
+            break;
+        }
         if (!s.ok()) {
             run.errors.push_back({b->id(), s.message()});
             if (hooks.failed) hooks.failed(*b, s);
@@ -32,7 +35,7 @@ bool run_benchmarks(const std::vector<Benchmark*>& chosen, const BenchContext& c
     }
     if (ran_gpu) run.machine["gpus"] = gpu_devices();
     apply_expectations(run.records, run.machine, plan::builtin_hardware());
-    return true;
+    return !cancelled;
 }
 
 }  // namespace trainrig::bench

@@ -21,8 +21,8 @@ struct RunHooks {
 
 // Runs `chosen` in order, appending to `run`: a benchmark that does not apply here goes to
 // run.skipped with its reason, one that fails to run.errors. Then the machine's GPUs (when a GPU
-// benchmark ran) and every record's expectation. False when cancelled: the records so far stay
-// in `run`, without expectations.
+// benchmark ran) and every record's expectation. False when cancelled: the records measured
+// until then stay in `run`, judged as the others.
 bool run_benchmarks(const std::vector<Benchmark*>& chosen, const BenchContext& ctx, BenchRun& run,
                     const RunHooks& hooks = {});
 

@@ -60,6 +60,9 @@ public:
                          "benchmark)")
             ->check(CLI::Range(1, 1000))
             ->envname("TRAINRIG_BENCH_REPEATS");
+        run_->add_flag("--keep-partial", keep_partial_,
+                       "On Ctrl-C or SIGTERM, still print what was measured until then (the JSON "
+                       "says \"interrupted\": true), then exit 130 or 143");
         run_->add_option("--pass-ratio", thresholds_.pass,
                          "Pass at or above this fraction of the expected value (default 0.9)");
         run_->add_option("--warn-ratio", thresholds_.warn,
@@ -178,14 +181,16 @@ public:
             if (json_ || output_.output)
                 std::fprintf(stderr, "trainrig bench: %s: %s.\n", b.id(), s.message().c_str());
         };
-        if (!bench::run_benchmarks(chosen, ctx, result, hooks))
-            return print_error("bench", bench::interrupted_status());
+        const bool finished = bench::run_benchmarks(chosen, ctx, result, hooks);
+        if (!finished && !keep_partial_) return print_error("bench", bench::interrupted_status());
         if (baseline) bench::apply_baseline(result.records, *baseline);
 
-        const std::string text =
-            json_ ? json_result(bench::bench_document(result), "bench run", result.exit_code())
-                  : bench::render_bench_text(result, verbose_);
-        return emit_result("bench", output_, text, result.exit_code());
+        const int code = finished ? result.exit_code() : 128 + CancelSignals::received();
+        nlohmann::json doc = bench::bench_document(result);
+        if (!finished) doc["interrupted"] = true;
+        const std::string text = json_ ? json_result(std::move(doc), "bench run", code)
+                                       : bench::render_bench_text(result, verbose_);
+        return emit_result("bench", output_, text, code);
     }
 
 private:
@@ -224,7 +229,7 @@ private:
     bench::Thresholds thresholds_;
     std::string baseline_;
     OutputOptions output_;
-    bool json_ = false, verbose_ = false;
+    bool json_ = false, verbose_ = false, keep_partial_ = false;
 };
 
 }  // namespace

@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 
@@ -66,9 +64,9 @@ public:
             ->check(CLI::Range(0, 1024))
             ->type_name("N");
         app.add_option("--stage-timeout", options_.stage_timeout,
-                       "Stop a measuring stage that runs longer than SECONDS, and leave it "
-                       "behind if it does not stop (a hung driver call); the verdict is then "
-                       "UNKNOWN (default: 3 x the stage's budget + 60 s)")
+                       "Stop a measuring stage that runs longer than SECONDS, and kill it if it "
+                       "does not stop (a hung driver call); the verdict is then UNKNOWN "
+                       "(default: 3 x the stage's budget + 60 s)")
             ->check(CLI::Range(0.1, 86400.0))
             ->type_name("SECONDS");
         app.add_option("--baseline", options_.baseline,
@@ -121,14 +119,7 @@ public:
         }
         const std::string text =
             json_ ? doc : validate::render_report_text(result->report, dir, verbose_);
-        const int rc = emit_result(name(), output_, text, code);
-        if (result->abandoned) {
-            // A stage's thread is stuck in a call that may never return: leave without running
-            // destructors it could still be using.
-            std::fflush(nullptr);
-            std::_Exit(rc);
-        }
-        return rc;
+        return emit_result(name(), output_, text, code);
     }
 
 private:

@@ -19,6 +19,7 @@
 #include <new>
 
 #include "core/cancel_signals.h"
+#include "core/pipe_pair.h"
 #include "core/text.h"
 
 extern char** environ;
@@ -29,21 +30,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Pipe {
-    int r = -1;
-    int w = -1;
-    ~Pipe() {
-        if (r >= 0) close(r);
-        if (w >= 0) close(w);
-    }
-    bool open() {
-        int fds[2];
-        if (pipe2(fds, O_CLOEXEC) != 0) return false;
-        r = fds[0];
-        w = fds[1];
-        return true;
-    }
-};
+using Pipe = PipePair;
 
 // Reads every fd until EOF on all of them or the deadline; false on timeout. `extend`, when
 // given, is asked every 50 ms and may move the deadline (a child that shows progress).
@@ -102,17 +89,13 @@ std::string format_seconds(std::chrono::milliseconds d) {
     return fmt::format("{:g} s", static_cast<double>(d.count()) / 1000.0);
 }
 
-Result<CommandOutput> run_command(const std::vector<std::string>& argv,
-                                  std::chrono::milliseconds deadline, size_t max_output) {
-    if (argv.empty()) return Status{Errc::kInternal, "run_command: empty argv"};
-    const auto until = Clock::now() + deadline;
-    Pipe out, err;
-    if (!out.open() || !err.open()) return errno_status(errno, "create", "a pipe");
+Result<pid_t> spawn_in_own_group(const std::vector<std::string>& argv, int out_fd, int err_fd) {
+    if (argv.empty()) return Status{Errc::kInternal, "spawn: empty argv"};
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out.w, 1);
-    posix_spawn_file_actions_adddup2(&actions, err.w, 2);
+    posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // its own group: kill it whole
@@ -121,13 +104,23 @@ Result<CommandOutput> run_command(const std::vector<std::string>& argv,
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = -1;
-    int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
+    const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
-        if (rc == ENOENT) return Status{Errc::kNotFound, argv[0] + " is not installed"};
-        return errno_status(rc, "run", argv[0]);
-    }
+    if (rc == ENOENT) return Status{Errc::kNotFound, argv[0] + " is not installed"};
+    if (rc != 0) return errno_status(rc, "run", argv[0]);
+    return pid;
+}
+
+Result<CommandOutput> run_command(const std::vector<std::string>& argv,
+                                  std::chrono::milliseconds deadline, size_t max_output) {
+    if (argv.empty()) return Status{Errc::kInternal, "run_command: empty argv"};
+    const auto until = Clock::now() + deadline;
+    Pipe out, err;
+    if (!out.open() || !err.open()) return errno_status(errno, "create", "a pipe");
+    auto spawned = spawn_in_own_group(argv, out.w, err.w);
+    if (!spawned.ok()) return spawned.status();
+    const pid_t pid = *spawned;
     close(out.w);
     close(err.w);
     out.w = err.w = -1;

@@ -3,6 +3,8 @@
 // passes, whatever the child does: a driver call stuck in the kernel must not hang trainrig.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <functional>
 #include <string>
@@ -24,6 +26,10 @@ struct CommandOutput {
 // group is killed). Output beyond `max_output` bytes per stream is dropped.
 Result<CommandOutput> run_command(const std::vector<std::string>& argv,
                                   std::chrono::milliseconds deadline, size_t max_output = 1 << 20);
+
+// Starts argv[0] (looked up in PATH) in a process group of its own, stdin from /dev/null,
+// stdout and stderr on the given descriptors. kNotFound when the program is not there.
+Result<pid_t> spawn_in_own_group(const std::vector<std::string>& argv, int out_fd, int err_fd);
 
 // What the isolated function sees: a place to write its answer, and a way to say what it is
 // doing now so that a timeout can name the call that hung.

@@ -25,7 +25,7 @@
 #include "topo/gpu_matrix.h"
 #include "topo/render_topo.h"
 #include "validate/report_compare.h"
-#include "validate/stage_watchdog.h"
+#include "validate/stage_child.h"
 #include "validate/synthetic_shard.h"
 #include "validate/watch_recorder.h"
 
@@ -280,16 +280,6 @@ private:
     Clock::time_point t0_ = Clock::now();
 };
 
-// One stage's benchmarks, run under the watchdog (validate/stage_watchdog.h). The job owns all
-// it touches, so that a stage abandoned in a hung call can be left running.
-struct MeasureJob {
-    std::vector<std::unique_ptr<bench::Benchmark>> benchmarks = bench::make_benchmarks();
-    std::vector<bench::Benchmark*> chosen;
-    bench::BenchContext ctx;
-    bench::BenchRun run;
-    bool completed = false;  // run_benchmarks returned true (not interrupted)
-};
-
 }  // namespace
 
 Result<RunLevel> level_from_name(const std::string& name) {
@@ -351,39 +341,60 @@ Result<bench::Baseline> load_report_baseline(const std::string& path, nlohmann::
     return baseline;
 }
 
-// A measuring stage the watchdog stopped (timed out, its measurements kept) or left behind
-// (hung in a call, its measurements lost): the stage could not run, and an unknown item names
-// the benchmarks to re-run alone.
+// A measuring stage whose child did not finish (stage_child.h): stopped at its limit (its
+// measurements so far kept), hung past the grace and killed, crashed, or unable to start. The
+// stage could not run, and an unknown item names the benchmarks to re-run alone.
 Item unfinished_stage(Stage& s, const std::string& name, const std::vector<std::string>& ids,
-                      const WatchLimits& limits, bool hung) {
+                      const StageLimits& limits, StageEnd end, const std::string& detail) {
     const std::string limit =
         fmt::format("it ran past {:.0f} s (3 x its {:.0f} s budget + 60 s, or --stage-timeout)",
                     limits.timeout_seconds, s.budget_seconds);
+    const std::string rerun = fmt::format(
+        "re-run the stage's benchmarks alone with -v (`trainrig bench run {} -v`)", join(ids, " "));
     s.state = StageState::kCouldNotRun;
     s.required = true;
-    s.reason = hung ? fmt::format(
-                          "hung: {} and did not stop {:.0f} s after being asked; its "
-                          "measurements are lost",
-                          limit, limits.grace_seconds)
-                    : "stopped: " + limit + "; what it measured until then is kept";
     Item it;
     it.id = "stage." + name;
     it.stage = name;
     it.level = Level::kUnknown;
-    it.summary = hung ? fmt::format(
-                            "the {} did not return: a call is stuck (the GPU driver, a "
-                            "dead mount)",
-                            s.title)
-                      : fmt::format("the {} did not finish within {:.0f} s", s.title,
-                                    limits.timeout_seconds);
-    const std::string rerun = fmt::format(
-        "re-run the stage's benchmarks alone with -v (`trainrig bench run {} -v`) to see which "
-        "one {}",
-        join(ids, ","), hung ? "hangs" : "is slow");
-    it.action = hung ? "look for Xid errors and hung tasks (`trainrig doctor --only gpu.xid`, "
-                       "`dmesg`), then " +
-                           rerun
-                     : rerun + "; give a slow machine more time with --stage-timeout";
+    switch (end) {
+        case StageEnd::kTimedOut:
+            s.reason = "stopped: " + limit + "; what it measured until then is kept";
+            it.summary = fmt::format("the {} did not finish within {:.0f} s", s.title,
+                                     limits.timeout_seconds);
+            it.action = rerun +
+                        " to see which one is slow; give a slow machine more time with "
+                        "--stage-timeout";
+            break;
+        case StageEnd::kHung:
+            s.reason = fmt::format(
+                "hung: {} and did not stop {:.0f} s after being asked, so it "
+                "was killed{}; its measurements are lost",
+                limit, limits.grace_seconds, detail.empty() ? "" : " (" + detail + ")");
+            it.summary = fmt::format(
+                "the {} did not return: a call is stuck (the GPU driver, a "
+                "dead mount)",
+                s.title);
+            it.action =
+                "look for Xid errors and hung tasks (`trainrig doctor --only gpu.xid`, "
+                "`dmesg`), then " +
+                rerun + " to see which one hangs";
+            break;
+        case StageEnd::kCrashed:
+            s.reason = "crashed: " + detail + "; its measurements are lost";
+            it.summary = fmt::format("the {} crashed", s.title);
+            it.evidence = {detail};
+            it.action = rerun +
+                        " to see which one crashes; a crash in a GPU benchmark often "
+                        "comes with an Xid error (`trainrig doctor --only gpu.xid`)";
+            break;
+        default:
+            s.reason = detail;
+            it.summary = fmt::format("the {} could not start its benchmarks", s.title);
+            it.evidence = {detail};
+            it.action = rerun + " to see the error";
+            break;
+    }
     return it;
 }
 
@@ -498,7 +509,7 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     if (live && !skipped_by_user("watch") && !interrupted()) watch.emplace(1.0);
     const auto t_watch = Clock::now();
 
-    std::string abandoned;  // the stage left behind in a hung call: no later stage runs
+    std::string hung;  // a stage killed in a hung call: no later stage runs on this machine
     // `prepare`, when given, readies the stage's input (bench options) once the stage is sure
     // to run; its error is the stage's "could not run".
     using Prepare = std::function<Status(bench::BenchOptions&)>;
@@ -520,52 +531,50 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
             s.required = false;
             return;
         }
-        if (!abandoned.empty()) {
+        if (!hung.empty()) {
             s.state = required ? StageState::kCouldNotRun : StageState::kSkipped;
-            s.reason = "not run: the " + abandoned + " stage hung and was left behind";
+            s.reason = "not run: the " + hung + " stage hung and was killed";
             return;
         }
-        auto job = std::make_shared<MeasureJob>();
-        job->ctx = ctx;
+        std::vector<std::string> chosen;
+        for (const auto& id : ids)
+            if (!listed(o.skip, id)) chosen.push_back(id);
+        if (chosen.empty()) {
+            s.reason = "every benchmark of it skipped with --skip";
+            s.required = false;
+            return;
+        }
+        bench::BenchOptions options = ctx.options;
+        progress.start(s);
         const auto t = Clock::now();
         if (prepare) {
-            progress.start(s);
-            if (Status st = prepare(job->ctx.options); !st.ok()) {
+            if (Status st = prepare(options); !st.ok()) {
                 s.state = interrupted() ? StageState::kInterrupted : StageState::kCouldNotRun;
                 s.reason = st.message();
                 s.seconds = seconds_since(t);
                 return;
             }
         }
-        job->run.machine = run.machine;
-        job->run.thresholds = run.thresholds;
-        for (const auto& b : job->benchmarks)
-            if (listed(ids, b->id()) && !listed(o.skip, b->id())) job->chosen.push_back(b.get());
-        if (!prepare) progress.start(s);
-        const WatchLimits limits = stage_limits(s.budget_seconds, o.stage_timeout);
-        const StageEnd end = run_watched(
-            [job] { job->completed = bench::run_benchmarks(job->chosen, job->ctx, job->run); },
-            limits);
+        const StageLimits limits = stage_limits(s.budget_seconds, o.stage_timeout);
+        StageOutcome child = run_stage_child(chosen, options, limits);
         s.seconds = seconds_since(t);
-        if (end == StageEnd::kAbandoned && interrupted()) {
-            abandoned = name;
+        if (child.end == StageEnd::kHung) hung = name;
+        if (interrupted()) {
             s.state = StageState::kInterrupted;
-            s.reason = fmt::format("interrupted, and it did not stop within {:.0f} s: left behind",
-                                   limits.grace_seconds);
-            return;
-        }
-        if (end == StageEnd::kAbandoned) {
-            abandoned = name;
-            items.push_back(unfinished_stage(s, name, ids, limits, true));
+            if (child.end == StageEnd::kHung)
+                s.reason = fmt::format("interrupted, and it did not stop within {:.0f} s: killed",
+                                       limits.grace_seconds);
+        } else if (child.end == StageEnd::kHung || child.end == StageEnd::kCrashed ||
+                   child.end == StageEnd::kFailed) {
+            items.push_back(unfinished_stage(s, name, chosen, limits, child.end, child.detail));
             return;
         }
         const size_t records = run.records.size(), errors = run.errors.size(),
                      skips = run.skipped.size();
-        for (auto& r : job->run.records) run.records.push_back(std::move(r));
-        for (auto& e : job->run.errors) run.errors.push_back(std::move(e));
-        for (auto& k : job->run.skipped) run.skipped.push_back(std::move(k));
-        run.machine = job->run.machine;
-        const bool done = job->completed;
+        for (auto& r : child.run.records) run.records.push_back(std::move(r));
+        for (auto& e : child.run.errors) run.errors.push_back(std::move(e));
+        for (auto& k : child.run.skipped) run.skipped.push_back(std::move(k));
+        if (child.run.machine.contains("gpus")) run.machine["gpus"] = child.run.machine["gpus"];
         if (baseline) {
             std::vector<bench::BenchRecord> fresh(run.records.begin() + records, run.records.end());
             baseline_about["matched"] =
@@ -573,18 +582,16 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
             std::copy(fresh.begin(), fresh.end(), run.records.begin() + records);
         }
         bench_items(run, records, errors, name, items);
-        const size_t ran = job->chosen.size() - (run.skipped.size() - skips);
-        if (end == StageEnd::kTimedOut) {
-            items.push_back(unfinished_stage(s, name, ids, limits, false));
-        } else if (!done || interrupted()) {
-            s.state = StageState::kInterrupted;
+        if (s.state == StageState::kInterrupted) return;
+        const size_t ran = chosen.size() - (run.skipped.size() - skips);
+        if (child.end == StageEnd::kTimedOut) {
+            items.push_back(unfinished_stage(s, name, chosen, limits, child.end, child.detail));
         } else if (ran == 0) {
             std::vector<std::string> why;
             for (size_t i = skips; i < run.skipped.size(); ++i)
                 why.push_back(run.skipped[i].bench + ": " + run.skipped[i].text);
             s.state = required ? StageState::kCouldNotRun : StageState::kSkipped;
-            s.reason =
-                job->chosen.empty() ? "every benchmark of it skipped with --skip" : join(why, "; ");
+            s.reason = join(why, "; ");
         } else {
             s.state = run.errors.size() > errors && run.errors.size() - errors == ran
                           ? StageState::kCouldNotRun
@@ -649,7 +656,6 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     }
 
     out.incomplete = interrupted();
-    out.abandoned = !abandoned.empty();
     out.outcome = judge(stages, items, scope, out.incomplete);
     const std::time_t finished = std::time(nullptr);
     nlohmann::json stage_docs = nlohmann::json::array(), item_docs = nlohmann::json::array();

@@ -42,7 +42,6 @@ Status check_skip(const std::vector<std::string>& skip);
 struct ValidateResult {
     Outcome outcome;
     bool incomplete = false;  // interrupted: the report holds what ran until then
-    bool abandoned = false;   // a hung stage's thread is still running: exit without waiting
     nlohmann::json report;    // trainrig.validate, without the command envelope
     std::map<std::string, std::string> raw;  // raw/… files of the report directory
 };

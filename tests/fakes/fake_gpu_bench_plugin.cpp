@@ -1,9 +1,11 @@
 // A stand-in for libtrainrig_gpu_bench.so (src/bench/gpu_plugin_abi.h) whose benchmarks never
 // finish, for the tests of validate's stage watchdog: FAKE_GPU_BENCH=slow polls the cancel flag
 // and returns "interrupted" once it is set, as a well-behaved benchmark does; FAKE_GPU_BENCH=hang
-// ignores it, as a call stuck in the driver would. It lists one GPU and measures nothing.
+// ignores it, as a call stuck in the driver would; FAKE_GPU_BENCH=crash dies of SIGSEGV, as a
+// benchmark that touches freed memory does. It lists one GPU and measures nothing.
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -33,6 +35,7 @@ char* trainrig_gpu_bench_list(void) {
 char* trainrig_gpu_bench_run(const char*, const volatile int* cancel) {
     const char* mode = std::getenv("FAKE_GPU_BENCH");
     const bool hang = mode && std::strcmp(mode, "hang") == 0;
+    if (mode && std::strcmp(mode, "crash") == 0) std::raise(SIGSEGV);
     while (hang || !*cancel) ::usleep(20000);
     return copy(R"({"records": [], "error": "interrupted"})");
 }

@@ -396,6 +396,21 @@ TEST_F(BenchCli, GpuBenchmarksWithoutThePluginAreSkippedWithAReason) {
     EXPECT_FALSE(doc.at("machine").contains("gpus"));  // nothing measured a GPU
 }
 
+// --keep-partial: SIGTERM in the middle of a run still prints what was measured before it (the
+// way validate runs its stages). cpu-mem finishes; the fake GPU plugin's h2d waits to be stopped.
+TEST(BenchKeepPartial, PrintsWhatWasMeasuredBeforeTheStop) {
+    const std::string env = std::string("TRAINRIG_GPU_BENCH_PLUGIN=") +
+                            TRAINRIG_FAKE_GPU_BENCH_LIB + " FAKE_GPU_BENCH=slow";
+    auto r = run_sh(env + " timeout --preserve-status -s TERM 3 " + TRAINRIG_BINARY +
+                    " bench run cpu-mem h2d --keep-partial --json --array-bytes 16M --repeats 1");
+    EXPECT_EQ(r.rc, 128 + SIGTERM) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["interrupted"], true);
+    bool cpu_mem = false;
+    for (const auto& rec : doc["results"]) cpu_mem = cpu_mem || rec["bench"] == "cpu-mem";
+    EXPECT_TRUE(cpu_mem) << r.out.substr(0, 2000);
+}
+
 // ---- SIGINT -------------------------------------------------------------------------------------
 
 // The child's SigCgt mask from /proc: which signals it has handlers for.

@@ -219,9 +219,9 @@ TEST(ValidateCli, InterruptedRunWritesAnIncompleteReport) {
     fs::remove_all(dir);
 }
 
-// The watchdog: GPU benchmarks that never finish (a fake plugin for 8 fake-NVML GPUs). One that
-// stops when asked is stopped at --stage-timeout; one stuck in its call is left behind a grace
-// period later. Either way the verdict is UNKNOWN naming the stage, never READY, and the report
+// Stages that do not finish (a fake GPU plugin for 8 fake-NVML GPUs): one that stops when asked
+// is stopped at --stage-timeout; one stuck in its call is killed a grace period later; one that
+// crashes is named. Each way the verdict is UNKNOWN naming the stage, never READY, and the report
 // is written. (The stack rules are skipped: this machine's CUDA is newer than the fake driver.)
 // Runs validate with the fake plugin in `mode` and a 1 s stage limit: it must end UNKNOWN, in
 // well under the stage's own budget. Returns the report document and its stages by name.
@@ -259,7 +259,19 @@ TEST(ValidateWatchdog, ASlowStageIsStoppedAtItsLimit) {
     EXPECT_TRUE(named) << run.doc["items"].dump(1);
 }
 
-TEST(ValidateWatchdog, AStageStuckInACallIsLeftBehindAndTheReportWritten) {
+TEST(ValidateWatchdog, ACrashedStageIsNamedAndTheRunGoesOn) {
+    auto run = validate_stuck("crash", "--no-report --skip host-bench,training,stack");
+    const json& s = run.stages["gpu-bench"];
+    EXPECT_EQ(s["state"], "could not run");
+    EXPECT_NE(s["reason"].get<std::string>().find("crashed: SIGSEGV"), std::string::npos) << s;
+    EXPECT_EQ(run.stages["data-path"]["state"], "ran") << run.stages["data-path"];
+    bool named = false;
+    for (const auto& i : run.doc["items"])
+        named = named || (i["id"] == "stage.gpu-bench" && i["level"] == "unknown");
+    EXPECT_TRUE(named) << run.doc["items"].dump(1);
+}
+
+TEST(ValidateWatchdog, AStageStuckInACallIsKilledAndTheReportWritten) {
     const fs::path dir =
         fs::temp_directory_path() / ("validate-hung-" + std::to_string(::getpid()));
     fs::remove_all(dir);
@@ -305,12 +317,13 @@ TEST(ValidateLive, QuickOnThisMachine) {
     EXPECT_EQ(run_trainrig("report verify " + dir.string()).rc, 0);
     EXPECT_EQ(schema_violations(dir / "report.json"), "");
 
-    // --baseline: a report whose measurements were three times today's. Each one this run
-    // repeats is judged against its median with bench's tolerance: a third of it fails.
+    // --baseline: a report whose measurements were ten times today's (a second run faster than
+    // the first, on a machine busy with other tests, still falls short). Each one this run
+    // repeats is judged against its median with bench's tolerance: a tenth of it fails.
     auto faster = json::parse(slurp(dir / "report.json"));
     for (auto& rec : faster["bench"]["results"]) {
-        for (auto& x : rec["samples"]) x = x.get<double>() * 3;
-        rec["median"] = rec["median"].get<double>() * 3;
+        for (auto& x : rec["samples"]) x = x.get<double>() * 10;
+        rec["median"] = rec["median"].get<double>() * 10;
     }
     const fs::path golden = dir.string() + "-golden.json";
     std::ofstream(golden) << faster.dump();

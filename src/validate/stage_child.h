@@ -1,0 +1,53 @@
+// A measuring stage of validate, run as `trainrig bench run IDS --json --keep-partial` in a
+// supervised child (core/supervised_child.h): one truth for how a benchmark runs and is judged
+// (bench's own command), and a stage that crashes, hangs or is killed cannot take validate with
+// it. Past its limit the child is asked to stop and prints what it measured; one that does not
+// end a grace period later (a call stuck in the driver) is killed. docs/report.md, "A stage that
+// does not finish".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_document.h"
+#include "bench/benchmark.h"
+#include "core/supervised_child.h"
+
+namespace trainrig::validate {
+
+struct StageLimits {
+    double timeout_seconds = 0;  // asked to stop after this
+    double grace_seconds = 10;   // then killed after this
+};
+
+// Three times the stage's budget and a minute, or `override_seconds` (--stage-timeout) when
+// positive; the grace is a quarter of it, between 1 and 30 s.
+StageLimits stage_limits(double budget_seconds, double override_seconds);
+
+// The `bench run` arguments (after the program) that measure `ids` with `options`.
+std::vector<std::string> bench_run_args(const std::vector<std::string>& ids,
+                                        const bench::BenchOptions& options);
+
+enum class StageEnd {
+    kFinished,     // the child ran its benchmarks and printed them
+    kTimedOut,     // past its limit: asked to stop, printed what it measured
+    kInterrupted,  // Ctrl-C: asked to stop
+    kHung,         // did not end within the grace after being asked: killed, nothing kept
+    kCrashed,      // a signal nobody sent it (SIGSEGV, SIGABRT, the OOM killer's SIGKILL)
+    kFailed,       // ended without a bench document (it could not start, or said why not)
+};
+
+struct StageOutcome {
+    StageEnd end = StageEnd::kFailed;
+    bench::BenchRun run;  // records (with expectations), skipped, errors, machine
+    std::string detail;   // kCrashed: the signal; kFailed: the child's error; kHung: left behind
+};
+
+// What a finished child's output means: pure, so every ending is tested without a child.
+StageOutcome read_stage_child(const Result<SupervisedRun>& child);
+
+// Runs `ids` in a child of this program and reads its outcome.
+StageOutcome run_stage_child(const std::vector<std::string>& ids,
+                             const bench::BenchOptions& options, const StageLimits& limits);
+
+}  // namespace trainrig::validate

@@ -14,6 +14,10 @@ void probe_host(const RootFs& fs, HostFacts& out) {
     out.kernel_release = read_string_fact(fs, "/proc/sys/kernel/osrelease");
     out.cmdline = read_string_fact(fs, "/proc/cmdline");
     out.uptime_seconds = read_parsed_fact<double>(fs, "/proc/uptime", parse_uptime);
+    out.system_vendor = read_string_fact(fs, "/sys/class/dmi/id/sys_vendor");
+    out.product_name = read_string_fact(fs, "/sys/class/dmi/id/product_name");
+    out.bios_version = read_string_fact(fs, "/sys/class/dmi/id/bios_version");
+    out.bios_date = read_string_fact(fs, "/sys/class/dmi/id/bios_date");
 }
 
 void probe_kernel_settings(const RootFs& fs, KernelSettings& out) {

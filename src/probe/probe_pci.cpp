@@ -96,7 +96,11 @@ Fact<std::vector<Nic>> probe_nics(const RootFs& fs) {
         n.numa_node = read_i64_fact(fs, dir + "/numa_node");
         for (const char* sub : {"/infiniband", "/net"})
             if (auto names = fs.list(dir + sub))
-                for (const auto& name : *names) n.names.push_back(sanitize_text(name));
+                for (const auto& name : *names) {
+                    if (std::string_view(sub) == "/infiniband" && !n.firmware.is_known())
+                        n.firmware = read_string_fact(fs, dir + sub + "/" + name + "/fw_ver");
+                    n.names.push_back(sanitize_text(name));
+                }
         out.push_back(std::move(n));
     }
     return Fact<std::vector<Nic>>::known(std::move(out));

@@ -22,6 +22,12 @@ struct HostFacts {
     Fact<std::string> kernel_release;  // /proc/sys/kernel/osrelease
     Fact<std::string> cmdline;         // /proc/cmdline
     Fact<double> uptime_seconds;       // /proc/uptime: the window of since-boot counters
+    // The firmware's own description (/sys/class/dmi/id, world-readable): what a fleet's
+    // machines are and which BIOS they run. Absent where there is no DMI (Arm without SMBIOS).
+    Fact<std::string> system_vendor;  // sys_vendor
+    Fact<std::string> product_name;   // product_name
+    Fact<std::string> bios_version;   // bios_version
+    Fact<std::string> bios_date;      // bios_date, MM/DD/YYYY as SMBIOS gives it
     bool operator==(const HostFacts&) const = default;
 };
 
@@ -203,6 +209,9 @@ struct Nic {
     std::string sysfs_path;
     std::vector<std::string> names;  // net/ and infiniband/ entries: mlx5_0, ens1f0np0
     Fact<int64_t> numa_node;
+    // fw_ver of its InfiniBand device (infiniband/<name>/fw_ver, "28.39.1002"); absent for an
+    // Ethernet-only function, whose firmware only ethtool's ioctl tells.
+    Fact<std::string> firmware;
     bool operator==(const Nic&) const = default;
 };
 

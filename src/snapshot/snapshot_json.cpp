@@ -9,7 +9,8 @@ namespace trainrig {
 
 #define TRAINRIG_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
 
-TRAINRIG_JSON(HostFacts, hostname, kernel_release, cmdline, uptime_seconds)
+TRAINRIG_JSON(HostFacts, hostname, kernel_release, cmdline, uptime_seconds, system_vendor,
+              product_name, bios_version, bios_date)
 TRAINRIG_JSON(KernelSettings, swappiness, numa_balancing, file_max, nr_open, thp_enabled,
               thp_defrag)
 TRAINRIG_JSON(Rlimit, soft, hard)
@@ -33,7 +34,7 @@ TRAINRIG_JSON(DataDir, path, mount_point, fs_type, mount_source, dev, devices, f
 TRAINRIG_JSON(NumaNode, os_index, cpulist, memory_bytes)
 TRAINRIG_JSON(PciLocality, address, numa_nodes, cpulist)
 TRAINRIG_JSON(Topology, packages, cores, pus, numa_nodes, pci_locality)
-TRAINRIG_JSON(Nic, address, sysfs_path, names, numa_node)
+TRAINRIG_JSON(Nic, address, sysfs_path, names, numa_node, firmware)
 TRAINRIG_JSON(GpuClocks, sm_mhz, sm_max_mhz, mem_mhz, mem_max_mhz)
 TRAINRIG_JSON(GpuPcie, gen, gen_max, gpu_gen_max, width, width_max, replay_count)
 TRAINRIG_JSON(GpuEcc, enabled, enabled_pending, volatile_uncorrected, aggregate_uncorrected,

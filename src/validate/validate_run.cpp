@@ -27,6 +27,7 @@
 #include "validate/report_compare.h"
 #include "validate/stage_child.h"
 #include "validate/synthetic_shard.h"
+#include "validate/versions.h"
 #include "validate/watch_recorder.h"
 
 namespace trainrig::validate {
@@ -179,23 +180,6 @@ void bench_items(const bench::BenchRun& run, size_t first_record, size_t first_e
     }
 }
 
-Item finding_item(const Finding& f) {
-    Item it;
-    it.id = f.id;
-    it.stage = "doctor";
-    it.level = f.status == FindingStatus::kFail   ? Level::kFail
-               : f.status == FindingStatus::kWarn ? Level::kWarn
-                                                  : Level::kUnknown;
-    it.summary = f.summary;
-    it.evidence = f.evidence;
-    it.action = f.remedy.empty() && f.status == FindingStatus::kError
-                    ? "the check could not read its input: see the evidence, fix access to it "
-                      "and re-run `trainrig doctor --only " +
-                          f.id + "`"
-                    : f.remedy;
-    return it;
-}
-
 Item alert_item(const watch::Alert& a) {
     Item it;
     it.id = "watch." + a.rule;
@@ -236,21 +220,6 @@ nlohmann::json stage_json(const Stage& s) {
             {"seconds", s.seconds}};
 }
 
-nlohmann::json versions(const Snapshot& s) {
-    auto known = [](const auto& fact) {
-        return fact.is_known() ? nlohmann::json(fact.value()) : nlohmann::json(nullptr);
-    };
-    nlohmann::json v = {{"trainrig", kTrainrigVersion},
-                        {"kernel", known(s.host.kernel_release)},
-                        {"driver", nullptr},
-                        {"cuda_driver", nullptr}};
-    if (s.nvml.is_known()) {
-        v["driver"] = known(s.nvml.value().driver_version);
-        v["cuda_driver"] = known(s.nvml.value().cuda_driver_version);
-    }
-    return v;
-}
-
 // A line on stderr as each stage starts: its share of the level's time, the time so far and
 // what the stages still to come are budgeted (an estimate for an 8-GPU node: a smaller machine
 // is quicker).
@@ -281,6 +250,23 @@ private:
 };
 
 }  // namespace
+
+Item finding_item(const Finding& f) {
+    Item it;
+    it.id = f.id;
+    it.stage = "doctor";
+    it.level = f.status == FindingStatus::kFail   ? Level::kFail
+               : f.status == FindingStatus::kWarn ? Level::kWarn
+                                                  : Level::kUnknown;
+    it.summary = f.summary;
+    it.evidence = f.evidence;
+    it.action = f.remedy.empty() && f.status == FindingStatus::kError
+                    ? "the check could not read its input: see the evidence, fix access to it "
+                      "and re-run `trainrig doctor --only " +
+                          f.id + "`"
+                    : f.remedy;
+    return it;
+}
 
 Result<RunLevel> level_from_name(const std::string& name) {
     if (name == "quick") return RunLevel::kQuick;
@@ -469,7 +455,7 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         d.state = StageState::kRan;
         report["doctor"] = render_json(dr);
         report["host"] = dr.hostname;
-        report["versions"] = versions(*snap);
+        report["versions"] = machine_versions(*snap);
         out.raw["raw/snapshot.json"] = snapshot_to_json(*snap).dump(1) + "\n";
         // A GPU machine is one whose PCI bus or driver shows an NVIDIA GPU: a container may hide
         // the PCI tree while NVML still answers for the GPUs it was given.

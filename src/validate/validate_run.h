@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "doctor/report.h"
 #include "probe/collect.h"
 #include "validate/verdict.h"
 
@@ -34,6 +35,9 @@ struct ValidateOptions {
     std::vector<std::string> argv;    // the command line, for the report
 };
 
+// A doctor finding that did not pass, as a verdict item: fail, warn, or unknown (an error).
+Item finding_item(const Finding& f);
+
 // The names --skip takes besides doctor check ids and areas and benchmark ids.
 const std::vector<std::string>& stage_names();
 // An error naming the first --skip value that is none of those.
@@ -41,8 +45,8 @@ Status check_skip(const std::vector<std::string>& skip);
 
 struct ValidateResult {
     Outcome outcome;
-    bool incomplete = false;  // interrupted: the report holds what ran until then
-    nlohmann::json report;    // trainrig.validate, without the command envelope
+    bool incomplete = false;                 // interrupted: the report holds what ran until then
+    nlohmann::json report;                   // trainrig.validate, without the command envelope
     std::map<std::string, std::string> raw;  // raw/… files of the report directory
 };
 

@@ -197,6 +197,43 @@ TEST(ValidateCli, MistakesAreOneSentenceAndWriteNothing) {
     fs::remove_all(dir);
 }
 
+// The report's versions name the machine, its BIOS and its adapters' firmware (the tree's DMI
+// and InfiniBand sysfs files), for a reader and for `fleet` to compare.
+TEST(ValidateCli, VersionsNameTheSystemBiosAndNicFirmware) {
+    auto r = run_trainrig("validate --json --no-report --root " + fixture("hgx-8xh100"),
+                          "TRAINRIG_FAKE_NVML=" + std::string(TRAINRIG_SOURCE_DIR) +
+                              "/tests/fixtures/nvml/hgx-8xh100.json");
+    const auto v = json::parse(r.out)["versions"];
+    EXPECT_EQ(v["system"], "Supermicro SYS-821GE-TNHR") << v;
+    EXPECT_EQ(v["bios"], "2.1 (03/28/2024)") << v;
+    EXPECT_NE(v["nic_firmware"].get<std::string>().find("mlx5_0 28.39.1002"), std::string::npos)
+        << v;
+    EXPECT_FALSE(v.contains("torch")) << v;  // the stack is not probed in a tree
+    const auto cpu = json::parse(
+        run_trainrig("validate --json --no-report --root " + fixture("cpu-only")).out)["versions"];
+    EXPECT_EQ(cpu["system"], "QEMU Standard PC (i440FX + PIIX, 1996)") << cpu;
+    EXPECT_FALSE(cpu.contains("nic_firmware")) << cpu;  // virtio-net: no InfiniBand device
+}
+
+// A disk that fills while the report is written (a file-size limit of 20 KiB: writing past it
+// fails with EFBIG as a full disk fails with ENOSPC; the tree's report.json is larger): one
+// error sentence, and no report directory, whole or half, nor its temporary one.
+TEST(ValidateCli, AFullDiskLeavesNoHalfWrittenReport) {
+    const fs::path parent =
+        fs::temp_directory_path() / ("validate-full-" + std::to_string(::getpid()));
+    fs::remove_all(parent);
+    fs::create_directories(parent);
+    auto r =
+        run_sh("TRAINRIG_FAKE_NVML=" + std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/nvml/" +
+               kMachine + ".json sh -c \"trap '' XFSZ; ulimit -f 40; exec " + TRAINRIG_BINARY +
+               " validate --root " + fixture(kMachine) + " --report " +
+               (parent / "report").string() + "\"");
+    EXPECT_EQ(r.rc, 2) << r.out.substr(0, 500) << r.err;
+    EXPECT_NE(r.err.find("no report was written"), std::string::npos) << r.err;
+    EXPECT_TRUE(fs::is_empty(parent)) << fs::directory_iterator(parent)->path();
+    fs::remove_all(parent);
+}
+
 // Ctrl-C while doctor waits for the PyTorch probe: exit 130, and the report is still written,
 // marked incomplete, with the verdict UNKNOWN at best.
 TEST(ValidateCli, InterruptedRunWritesAnIncompleteReport) {
@@ -223,19 +260,21 @@ TEST(ValidateCli, InterruptedRunWritesAnIncompleteReport) {
 // is stopped at --stage-timeout; one stuck in its call is killed a grace period later; one that
 // crashes is named. Each way the verdict is UNKNOWN naming the stage, never READY, and the report
 // is written. (The stack rules are skipped: this machine's CUDA is newer than the fake driver.)
-// Runs validate with the fake plugin in `mode` and a 1 s stage limit: it must end UNKNOWN, in
-// well under the stage's own budget. Returns the report document and its stages by name.
+// Runs validate with the fake plugin in `mode` and a stage limit of a few seconds (room for a
+// sanitizer build's child to start): it must end UNKNOWN, well within the stage's own budget.
+// Returns the report document and its stages by name.
 struct StuckRun {
     json doc;
     std::map<std::string, json> stages;
 };
 
-StuckRun validate_stuck(const char* mode, const std::string& args) {
+StuckRun validate_stuck(const char* mode, int stage_timeout, const std::string& args) {
     const std::string env = std::string("TRAINRIG_FAKE_NVML=") + TRAINRIG_SOURCE_DIR +
                             "/tests/fixtures/nvml/hgx-8xh100.json TRAINRIG_GPU_BENCH_PLUGIN=" +
                             TRAINRIG_FAKE_GPU_BENCH_LIB + " FAKE_GPU_BENCH=" + mode;
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = run_trainrig("validate --json --stage-timeout 1 " + args, env);
+    auto r = run_trainrig(
+        "validate --json --stage-timeout " + std::to_string(stage_timeout) + " " + args, env);
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     StuckRun out;
@@ -248,10 +287,10 @@ StuckRun validate_stuck(const char* mode, const std::string& args) {
 }
 
 TEST(ValidateWatchdog, ASlowStageIsStoppedAtItsLimit) {
-    auto run = validate_stuck("slow", "--no-report --skip training,host-bench,data-path,stack");
+    auto run = validate_stuck("slow", 3, "--no-report --skip training,host-bench,data-path,stack");
     const json& s = run.stages["gpu-bench"];
     EXPECT_EQ(s["state"], "could not run");
-    EXPECT_NE(s["reason"].get<std::string>().find("stopped: it ran past 1 s"), std::string::npos)
+    EXPECT_NE(s["reason"].get<std::string>().find("stopped: it ran past 3 s"), std::string::npos)
         << s;
     bool named = false;
     for (const auto& i : run.doc["items"])
@@ -260,7 +299,7 @@ TEST(ValidateWatchdog, ASlowStageIsStoppedAtItsLimit) {
 }
 
 TEST(ValidateWatchdog, ACrashedStageIsNamedAndTheRunGoesOn) {
-    auto run = validate_stuck("crash", "--no-report --skip host-bench,training,stack");
+    auto run = validate_stuck("crash", 60, "--no-report --skip host-bench,training,stack");
     const json& s = run.stages["gpu-bench"];
     EXPECT_EQ(s["state"], "could not run");
     EXPECT_NE(s["reason"].get<std::string>().find("crashed: SIGSEGV"), std::string::npos) << s;
@@ -275,7 +314,7 @@ TEST(ValidateWatchdog, AStageStuckInACallIsKilledAndTheReportWritten) {
     const fs::path dir =
         fs::temp_directory_path() / ("validate-hung-" + std::to_string(::getpid()));
     fs::remove_all(dir);
-    auto run = validate_stuck("hang", "--skip host-bench,stack --report " + dir.string());
+    auto run = validate_stuck("hang", 3, "--skip host-bench,stack --report " + dir.string());
     EXPECT_NE(run.stages["gpu-bench"]["reason"].get<std::string>().find("hung"), std::string::npos)
         << run.stages["gpu-bench"];
     // Nothing else runs on a machine whose GPU call hung.

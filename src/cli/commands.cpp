@@ -20,6 +20,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
     commands.push_back(make_watch_command());
     commands.push_back(make_train_command());
     commands.push_back(make_report_command());
+    commands.push_back(make_fleet_command());
     return commands;
 }
 

@@ -64,9 +64,9 @@ TEST_F(CliContract, TheTableHasEveryLeaf) {
           "trainrig data inspect", "trainrig data verify",   "trainrig bench list",
           "trainrig bench run",    "trainrig watch",         "trainrig watch report",
           "trainrig train",        "trainrig validate",      "trainrig report",
-          "trainrig report diff",  "trainrig report verify"})
+          "trainrig report diff",  "trainrig report verify", "trainrig fleet judge"})
         EXPECT_TRUE(paths.count(expected)) << expected;
-    EXPECT_EQ(paths.size(), 23u);
+    EXPECT_EQ(paths.size(), 24u);
 }
 
 TEST_F(CliContract, EveryLeafHasJsonOutputAndVerbose) {

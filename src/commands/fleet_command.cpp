@@ -1,0 +1,82 @@
+// `trainrig fleet judge PATH...`: many nodes' validate reports or snapshots judged together
+// (docs/fleet.md): each node's own verdict, then drift, hardware shape and performance outliers
+// across the fleet; the nodes to drain, with their reasons.
+#include <CLI/CLI.hpp>
+
+#include "cli/shared_options.h"
+#include "commands/commands.h"
+#include "commands/print_error.h"
+#include "fleet/fleet_judge.h"
+#include "fleet/fleet_render.h"
+#include "fleet/node_input.h"
+
+namespace trainrig {
+
+namespace {
+
+class FleetCommand : public Command {
+public:
+    const char* name() const override { return "fleet"; }
+    const char* summary() const override {
+        return "Judge many nodes together: drift, hardware that differs, slow nodes, the drain "
+               "list";
+    }
+    void declare(CLI::App& app) override {
+        app.require_subcommand(1);
+        judge_ = app.add_subcommand(
+            "judge",
+            "Judge the nodes' validate reports (directories or report.json) or snapshots "
+            "(`trainrig collect`) together; exit 1 when a node is to be drained or has drifted, "
+            "2 when one could not be judged");
+        judge_
+            ->add_option("paths", paths_,
+                         "Report directories, report.json or snapshot files, or directories "
+                         "holding them")
+            ->required()
+            ->expected(1, -1)
+            ->type_name("PATH");
+        judge_
+            ->add_option("--z", options_.z,
+                         "Outlier threshold in robust standard deviations (default 3)")
+            ->check(CLI::Range(1.0, 100.0));
+        judge_
+            ->add_option("--min-deviation", options_.min_deviation,
+                         "Smallest difference from the fleet median that is an outlier, as a "
+                         "fraction (default 0.03)")
+            ->check(CLI::Range(0.0, 1.0));
+        declare_output_options(*judge_, output_);
+        declare_json_option(*judge_, json_, "trainrig.fleet");
+        declare_verbose_option(*judge_, verbose_, "every finding, its evidence and every node");
+        declare_help_footer(*judge_,
+                            {"trainrig fleet judge reports/          # one report directory "
+                             "per node",
+                             "trainrig fleet judge --json node*/report.json -o fleet.json",
+                             "trainrig fleet judge snapshots/*.json"},
+                            "Method and thresholds: docs/fleet.md.");
+    }
+
+    int run(const GlobalOptions&) override {
+        const auto nodes = fleet::load_nodes(paths_);
+        if (nodes.empty())
+            return print_error("fleet judge",
+                               {Errc::kInvalidInput, "no report or snapshot in the paths given"});
+        const auto result = fleet::judge_fleet(nodes, options_);
+        const int code = result.exit_code();
+        const std::string text = json_ ? json_result(fleet::fleet_json(result), "fleet judge", code)
+                                       : fleet::render_fleet_text(result, verbose_);
+        return emit_result("fleet judge", output_, text, code);
+    }
+
+private:
+    CLI::App* judge_ = nullptr;
+    std::vector<std::string> paths_;
+    fleet::FleetOptions options_;
+    OutputOptions output_;
+    bool json_ = false, verbose_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_fleet_command() { return std::make_unique<FleetCommand>(); }
+
+}  // namespace trainrig

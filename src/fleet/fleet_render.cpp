@@ -1,0 +1,73 @@
+#include "fleet/fleet_render.h"
+
+#include <fmt/format.h>
+
+#include "core/text.h"
+
+namespace trainrig::fleet {
+
+std::string fleet_line(const FleetResult& r) {
+    return fmt::format("FLEET: {} READY, {} to drain, {} drifted, {} unknown ({} node{})",
+                       r.count(NodeState::kReady), r.count(NodeState::kDrain),
+                       r.count(NodeState::kDrifted), r.count(NodeState::kUnknown), r.nodes.size(),
+                       r.nodes.size() == 1 ? "" : "s");
+}
+
+std::string render_fleet_text(const FleetResult& r, bool verbose) {
+    std::string t = fleet_line(r) + "\n";
+    const size_t shown = verbose ? r.findings.size() : std::min<size_t>(r.findings.size(), 20);
+    if (!r.findings.empty()) t += "\nfindings:\n";
+    for (size_t i = 0; i < shown; ++i) {
+        const auto& f = r.findings[i];
+        t += fmt::format("  {:<28} {}\n", f.id, f.summary);
+        const size_t lines = verbose ? f.evidence.size() : std::min<size_t>(f.evidence.size(), 4);
+        for (size_t e = 0; e < lines; ++e) t += "      " + f.evidence[e] + "\n";
+        if (lines < f.evidence.size())
+            t += fmt::format("      ... {} more (-v)\n", f.evidence.size() - lines);
+    }
+    if (shown < r.findings.size())
+        t += fmt::format("  ... {} more findings (-v)\n", r.findings.size() - shown);
+    std::string listed;
+    for (const auto& n : r.nodes) {
+        if (n.state == NodeState::kReady && !verbose) continue;
+        listed += fmt::format("  {:<8} {:<24} {}\n", node_state_name(n.state), n.name,
+                              join(n.reasons, "; "));
+    }
+    if (!listed.empty())
+        t += std::string("\n") + (verbose ? "nodes:\n" : "nodes to act on:\n") + listed;
+    return t;
+}
+
+nlohmann::json fleet_json(const FleetResult& r) {
+    nlohmann::json nodes = nlohmann::json::array(), findings = nlohmann::json::array();
+    for (const auto& n : r.nodes)
+        nodes.push_back({{"name", n.name},
+                         {"source", n.source},
+                         {"own_verdict", n.own_verdict},
+                         {"state", node_state_name(n.state)},
+                         {"reasons", n.reasons}});
+    for (const auto& f : r.findings)
+        findings.push_back({{"id", f.id},
+                            {"kind", f.kind},
+                            {"summary", f.summary},
+                            {"nodes", f.nodes},
+                            {"evidence", f.evidence}});
+    nlohmann::json drain = nlohmann::json::array();
+    for (const auto& n : r.nodes)
+        if (n.state == NodeState::kDrain)
+            drain.push_back({{"name", n.name}, {"reason", join(n.reasons, "; ")}});
+    return {{"schema", "trainrig.fleet"},
+            {"schema_version", 1},
+            {"line", fleet_line(r)},
+            {"counts",
+             {{"ready", r.count(NodeState::kReady)},
+              {"drain", r.count(NodeState::kDrain)},
+              {"drifted", r.count(NodeState::kDrifted)},
+              {"unknown", r.count(NodeState::kUnknown)}}},
+            {"nodes", nodes},
+            {"findings", findings},
+            {"drain", drain},
+            {"exit_code", r.exit_code()}};
+}
+
+}  // namespace trainrig::fleet

@@ -1,0 +1,195 @@
+// fleet judge's rules on synthetic fleets: drift, hardware shape and performance outliers, with
+// planted faults among 2 % of noise (every value within +-1 % of its true figure), for 8, 64 and
+// 1,024 nodes. Every planted fault is found and no healthy node is flagged.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "fleet/fleet_judge.h"
+#include "fleet/fleet_render.h"
+#include "fleet/node_input.h"
+#include "fleet/robust_stats.h"
+#include "temp_dir_test.h"
+
+namespace trainrig::fleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Deterministic noise in [-1, 1] (splitmix64 of a counter).
+double noise(uint64_t i) {
+    uint64_t x = i + 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return static_cast<double>(x >> 11) / static_cast<double>(1ull << 52) - 1.0;
+}
+
+NodeInput healthy_node(size_t i, uint64_t& seed) {
+    NodeInput n;
+    n.name = "node" + std::to_string(1000 + i).substr(1);
+    n.source = n.name + "/report.json";
+    n.kind = "report";
+    n.verdict = "READY";
+    n.versions = {{"driver", "550.90.07"}, {"nccl", "2.21.5"}, {"kernel", "6.1.0-27-amd64"}};
+    n.shape = {{"gpus", "8 x NVIDIA H100 80GB HBM3"},
+               {"gpu_links", "8 x Gen5 x16"},
+               {"memory", "2015 GiB"}};
+    n.settings = {{"vm.swappiness", "10"}, {"NCCL_IB_HCA", "mlx5"}};
+    auto measure = [&](const std::string& label, const std::string& unit, const std::string& device,
+                       double truth, bool higher) {
+        Measurement m;
+        m.key = label + "/{}";
+        m.label = label;
+        m.unit = unit;
+        m.device = device;
+        m.value = truth * (1 + 0.01 * noise(seed++));
+        m.higher_is_better = higher;
+        n.measurements.push_back(m);
+    };
+    for (int g = 0; g < 8; ++g) {
+        measure("gemm bf16", "FLOP/s", "GPU " + std::to_string(g), 7.0e14, true);
+        measure("hbm copy", "bytes/s", "GPU " + std::to_string(g), 2.9e12, true);
+    }
+    measure("nccl all-reduce-busbw", "bytes/s", "", 3.6e11, true);
+    measure("train step-time", "s", "", 0.25, false);
+    return n;
+}
+
+std::set<std::string> flagged(const FleetResult& r) {
+    std::set<std::string> out;
+    for (const auto& n : r.nodes)
+        if (n.state != NodeState::kReady) out.insert(n.name);
+    return out;
+}
+
+const NodeVerdict& verdict_of(const FleetResult& r, const std::string& name) {
+    return *std::find_if(r.nodes.begin(), r.nodes.end(),
+                         [&](const NodeVerdict& n) { return n.name == name; });
+}
+
+bool has_reason(const NodeVerdict& v, const std::string& prefix) {
+    return std::any_of(v.reasons.begin(), v.reasons.end(),
+                       [&](const std::string& r) { return r.starts_with(prefix); });
+}
+
+class SyntheticFleet : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(SyntheticFleet, EveryPlantedFaultIsFoundAndNoHealthyNodeIsFlagged) {
+    const size_t n = GetParam();
+    uint64_t seed = n * 7919;
+    std::vector<NodeInput> nodes;
+    for (size_t i = 0; i < n; ++i) nodes.push_back(healthy_node(i, seed));
+    // One GPU 6 % slow; a different NCCL; a GPU whose link trained at x8; a slow step time.
+    const size_t slow = n / 2, nccl = 1, link = n - 1, step = n / 3 + 1;
+    for (auto& m : nodes[slow].measurements)
+        if (m.label == "gemm bf16" && m.device == "GPU 3") m.value *= 0.94;
+    nodes[nccl].versions["nccl"] = "2.18.3";
+    nodes[link].shape["gpu_links"] = "1 x Gen5 x8, 7 x Gen5 x16";
+    for (auto& m : nodes[step].measurements)
+        if (m.label == "train step-time") m.value *= 1.08;
+
+    const FleetResult r = judge_fleet(nodes);
+    const std::set<std::string> expected = {nodes[slow].name, nodes[nccl].name, nodes[link].name,
+                                            nodes[step].name};
+    EXPECT_EQ(flagged(r), expected) << render_fleet_text(r, true);
+
+    const auto& s = verdict_of(r, nodes[slow].name);
+    EXPECT_EQ(s.state, NodeState::kDrain);
+    EXPECT_TRUE(has_reason(s, "outlier.gemm.bf16 GPU 3")) << s.reasons.front();
+    EXPECT_EQ(verdict_of(r, nodes[nccl].name).state, NodeState::kDrifted);
+    EXPECT_TRUE(has_reason(verdict_of(r, nodes[nccl].name), "drift.nccl 2.18.3"));
+    EXPECT_EQ(verdict_of(r, nodes[link].name).state, NodeState::kDrain);
+    EXPECT_TRUE(has_reason(verdict_of(r, nodes[link].name), "shape.gpu_links"));
+    EXPECT_TRUE(has_reason(verdict_of(r, nodes[step].name), "outlier.train.step-time"));
+    EXPECT_EQ(r.exit_code(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Nodes, SyntheticFleet, ::testing::Values(8, 64, 1024));
+
+TEST(FleetJudge, TwoBadNodesDoNotMoveTheReference) {
+    uint64_t seed = 1;
+    std::vector<NodeInput> nodes;
+    for (size_t i = 0; i < 8; ++i) nodes.push_back(healthy_node(i, seed));
+    for (size_t bad : {2, 5})
+        for (auto& m : nodes[bad].measurements)
+            if (m.label == "nccl all-reduce-busbw") m.value *= 0.5;
+    const auto r = judge_fleet(nodes);
+    EXPECT_EQ(flagged(r), (std::set<std::string>{nodes[2].name, nodes[5].name}))
+        << render_fleet_text(r, true);
+}
+
+TEST(FleetJudge, AFleetSplitInTwoHasNoMajorityAndNoOneIsBlamed) {
+    uint64_t seed = 2;
+    std::vector<NodeInput> nodes;
+    for (size_t i = 0; i < 4; ++i) nodes.push_back(healthy_node(i, seed));
+    nodes[0].versions["driver"] = nodes[1].versions["driver"] = "535.183.01";
+    const auto r = judge_fleet(nodes);
+    EXPECT_TRUE(flagged(r).empty());
+    ASSERT_EQ(r.findings.size(), 1u);
+    EXPECT_EQ(r.findings[0].id, "drift.driver");
+    EXPECT_NE(r.findings[0].summary.find("no majority"), std::string::npos);
+}
+
+TEST(FleetJudge, TooFewNodesForStatisticsJudgeNoOutliers) {
+    uint64_t seed = 3;
+    std::vector<NodeInput> nodes = {healthy_node(0, seed), healthy_node(1, seed),
+                                    healthy_node(2, seed)};
+    for (auto& m : nodes[0].measurements) m.value *= 0.5;
+    EXPECT_TRUE(judge_fleet(nodes).findings.empty());
+}
+
+TEST(FleetJudge, OwnFailuresDrainAndUnreadableNodesAreUnknown) {
+    uint64_t seed = 4;
+    std::vector<NodeInput> nodes;
+    for (size_t i = 0; i < 5; ++i) nodes.push_back(healthy_node(i, seed));
+    nodes[1].verdict = "NOT READY";
+    nodes[1].failed = {"gpu.pcie-link"};
+    nodes[2].problem = "not a JSON document (truncated?)";
+    nodes[2].measurements.clear();
+    auto r = judge_fleet(nodes);
+    EXPECT_EQ(verdict_of(r, nodes[1].name).state, NodeState::kDrain);
+    EXPECT_EQ(verdict_of(r, nodes[1].name).reasons, std::vector<std::string>{"gpu.pcie-link"});
+    EXPECT_EQ(verdict_of(r, nodes[2].name).state, NodeState::kUnknown);
+    EXPECT_EQ(r.exit_code(), 1);  // a node to drain outranks one that could not be judged
+    nodes[1] = healthy_node(1, seed);
+    EXPECT_EQ(judge_fleet(nodes).exit_code(), 2);
+    const auto doc = fleet_json(judge_fleet(nodes));
+    EXPECT_EQ(doc["schema"], "trainrig.fleet");
+    EXPECT_EQ(doc["counts"]["unknown"], 1);
+}
+
+TEST(RobustStats, MedianAndMad) {
+    EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
+    EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
+    EXPECT_DOUBLE_EQ(median({}), 0);
+    EXPECT_DOUBLE_EQ(mad({1, 2, 3, 4, 100}, 3), 1);  // the 100 moves neither
+}
+
+class FleetFiles : public test::TempDirTest {};
+
+TEST_F(FleetFiles, TruncatedAndForeignFilesAreNamedUnknownNeverDropped) {
+    std::ofstream(dir_ / "a.json") << R"({"schema": "trainrig.validate", "verdict": "REA)";
+    std::ofstream(dir_ / "b.json") << R"({"schema": "trainrig.bench", "results": []})";
+    std::ofstream(dir_ / "c.json") << R"({"schema": "trainrig.validate", "host": "c"})";
+    fs::create_directories(dir_ / "d");  // a directory without report.json is not a node
+    const auto nodes = load_nodes({dir_.string()});
+    ASSERT_EQ(nodes.size(), 3u);
+    for (const auto& n : nodes) {
+        EXPECT_EQ(n.verdict, "UNKNOWN") << n.name;
+        EXPECT_FALSE(n.problem.empty()) << n.name;
+    }
+    EXPECT_NE(nodes[0].problem.find("not a JSON document"), std::string::npos) << nodes[0].problem;
+    EXPECT_NE(nodes[1].problem.find("'trainrig.bench'"), std::string::npos) << nodes[1].problem;
+    EXPECT_NE(nodes[2].problem.find("without a verdict"), std::string::npos) << nodes[2].problem;
+    // A path that does not exist is a node that never reported.
+    const auto missing = load_node((dir_ / "node99").string());
+    EXPECT_EQ(missing.verdict, "UNKNOWN");
+    EXPECT_FALSE(missing.problem.empty());
+}
+
+}  // namespace
+}  // namespace trainrig::fleet

@@ -271,7 +271,9 @@ struct StuckRun {
 StuckRun validate_stuck(const char* mode, int stage_timeout, const std::string& args) {
     const std::string env = std::string("TRAINRIG_FAKE_NVML=") + TRAINRIG_SOURCE_DIR +
                             "/tests/fixtures/nvml/hgx-8xh100.json TRAINRIG_GPU_BENCH_PLUGIN=" +
-                            TRAINRIG_FAKE_GPU_BENCH_LIB + " FAKE_GPU_BENCH=" + mode;
+                            TRAINRIG_FAKE_GPU_BENCH_LIB + " FAKE_GPU_BENCH=" + mode +
+                            // A sanitizer build would report the crash and exit 1 itself.
+                            " ASAN_OPTIONS=handle_segv=0";
     const auto t0 = std::chrono::steady_clock::now();
     auto r = run_trainrig(
         "validate --json --stage-timeout " + std::to_string(stage_timeout) + " " + args, env);

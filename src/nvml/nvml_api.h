@@ -127,8 +127,10 @@ inline constexpr uint64_t kEventTypeXidCriticalError = 0x8;
 // NVML_NVLINK_MAX_LINKS: 18 up to the CUDA 13.2 headers, 36 since; links past a GPU's last
 // answer INVALID_ARGUMENT (or NOT_SUPPORTED), which ends the enumeration.
 inline constexpr unsigned kNvLinkMaxLinks = 36;
-inline constexpr unsigned kDeviceNameBufferSize = 96;           // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-inline constexpr unsigned kDeviceUuidBufferSize = 96;           // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+inline constexpr unsigned kDeviceNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned kDeviceUuidBufferSize = 96;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+inline constexpr unsigned kDeviceVbiosVersionBufferSize =
+    32;  // NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE
 inline constexpr unsigned kSystemDriverVersionBufferSize = 80;  // NVML_SYSTEM_DRIVER_VERSION_...
 inline constexpr unsigned kSystemNvmlVersionBufferSize = 80;    // NVML_SYSTEM_NVML_VERSION_...
 inline constexpr unsigned kDevicePciBusIdBufferSize = 32;  // NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE

@@ -39,6 +39,7 @@ void resolve_all(void* h, Functions& f) {
             {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
     resolve(h, f.device_get_name, {"nvmlDeviceGetName"});
     resolve(h, f.device_get_uuid, {"nvmlDeviceGetUUID"});
+    resolve(h, f.device_get_vbios_version, {"nvmlDeviceGetVbiosVersion"});
     // The unversioned nvmlDeviceGetPciInfo fills an older, shorter struct: never use it.
     resolve(h, f.device_get_pci_info, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"});
     resolve(h, f.device_get_cuda_compute_capability, {"nvmlDeviceGetCudaComputeCapability"});

@@ -24,6 +24,7 @@ struct Functions {
     DeviceGetHandleByIndexFn device_get_handle_by_index = nullptr;
     DeviceGetStringFn device_get_name = nullptr;
     DeviceGetStringFn device_get_uuid = nullptr;
+    DeviceGetStringFn device_get_vbios_version = nullptr;
     DeviceGetPciInfoFn device_get_pci_info = nullptr;
     DeviceGetCudaComputeCapabilityFn device_get_cuda_compute_capability = nullptr;
     DeviceGetMemoryInfoFn device_get_memory_info = nullptr;

@@ -88,6 +88,8 @@ public:
 void Reader::read_gpu(NvmlGpu& g, Device d) {
     g.name = device_string("nvmlDeviceGetName", g, d, f.device_get_name, kDeviceNameBufferSize);
     g.uuid = device_string("nvmlDeviceGetUUID", g, d, f.device_get_uuid, kDeviceUuidBufferSize);
+    g.vbios_version = device_string("nvmlDeviceGetVbiosVersion", g, d, f.device_get_vbios_version,
+                                    kDeviceVbiosVersionBufferSize);
     PciInfo pci{};
     Return r = call("nvmlDeviceGetPciInfo", g.index, f.device_get_pci_info, d, &pci);
     pci.busId[sizeof pci.busId - 1] = '\0';

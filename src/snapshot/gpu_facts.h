@@ -80,6 +80,7 @@ struct NvmlGpu {
     std::string unreachable;  // why NVML gave no handle for this index ("" = it did)
     Fact<std::string> name;
     Fact<std::string> uuid;
+    Fact<std::string> vbios_version;       // nvmlDeviceGetVbiosVersion: "96.00.99.00.01"
     Fact<std::string> bus_id;              // 0000:41:00.0, as sysfs writes it
     Fact<uint64_t> pci_device_id;          // the PCI device id (0x20b2), vendor stripped
     Fact<std::string> compute_capability;  // "8.0"

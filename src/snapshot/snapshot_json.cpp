@@ -43,7 +43,7 @@ TRAINRIG_JSON(RemappedRows, correctable, uncorrectable, pending, failure)
 TRAINRIG_JSON(RetiredPages, single_bit, double_bit, pending)
 TRAINRIG_JSON(NvLink, link, active, remote_bus_id, remote_type)
 TRAINRIG_JSON(GpuFabric, state, status)
-TRAINRIG_JSON(NvmlGpu, index, lost, unreachable, name, uuid, bus_id, pci_device_id,
+TRAINRIG_JSON(NvmlGpu, index, lost, unreachable, name, uuid, vbios_version, bus_id, pci_device_id,
               compute_capability, memory_total_bytes, bar1_total_bytes, temperature_c,
               temperature_slowdown_c, temperature_shutdown_c, temperature_max_operating_c,
               power_draw_w, power_limit_w, clocks, clock_event_reasons, pcie, ecc, remapped_rows,

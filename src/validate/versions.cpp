@@ -1,5 +1,8 @@
 #include "validate/versions.h"
 
+#include <fmt/format.h>
+
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,14 @@ nlohmann::json machine_versions(const Snapshot& s) {
     if (s.nvml.is_known()) {
         v["driver"] = known(s.nvml.value().driver_version);
         v["cuda_driver"] = known(s.nvml.value().cuda_driver_version);
+        // The GPUs' firmware: "96.00.99.00.01 (8 GPUs)", each distinct version with its count.
+        std::map<std::string, int> vbios;
+        for (const auto& g : s.nvml.value().gpus)
+            if (g.vbios_version.is_known()) ++vbios[g.vbios_version.value()];
+        std::vector<std::string> parts;
+        for (const auto& [version, count] : vbios)
+            parts.push_back(fmt::format("{} ({} GPU{})", version, count, count == 1 ? "" : "s"));
+        if (!parts.empty()) v["gpu_vbios"] = join(parts, ", ");
     }
     // The machine and its firmware (DMI), then the software stack this process finds: what
     // `fleet` compares across nodes, and what a reader of the report asks first.

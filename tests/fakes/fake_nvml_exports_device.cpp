@@ -22,6 +22,13 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetUUID(Device device, char* uuid, unsigned in
     return put_string(call.gpu->uuid, uuid, length);
 }
 
+FAKE_NVML_EXPORT Return nvmlDeviceGetVbiosVersion(Device device, char* version,
+                                                  unsigned int length) {
+    const Call call = begin_device_call(__func__, device);
+    if (call.rc != kSuccess) return call.rc;
+    return put_string(call.gpu->vbios_version, version, length);
+}
+
 FAKE_NVML_EXPORT Return nvmlDeviceGetMemoryInfo(Device device, Memory* memory) {
     const Call call = begin_device_call(__func__, device);
     if (call.rc != kSuccess) return call.rc;

@@ -175,6 +175,7 @@ Gpu read_gpu(const Json& value, const std::string& path, unsigned index) {
     gpu.index = index;
     gpu.name = reader.optional("name", to_string);
     gpu.uuid = reader.optional("uuid", to_string);
+    gpu.vbios_version = reader.optional("vbios_version", to_string);
     gpu.pci = reader.optional("pci_bus_id", to_pci_address);
     gpu.pci_device_id = reader.optional("pci_device_id", to_uint_or_hex).value_or(0);
     gpu.pci_subsystem_id = reader.optional("pci_subsystem_id", to_uint_or_hex).value_or(0);

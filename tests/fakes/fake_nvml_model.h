@@ -52,6 +52,7 @@ struct Gpu {
     unsigned index = 0;  // position in "gpus"
     std::optional<std::string> name;
     std::optional<std::string> uuid;
+    std::optional<std::string> vbios_version;
     std::optional<PciAddress> pci;
     unsigned pci_device_id = 0;
     unsigned pci_subsystem_id = 0;

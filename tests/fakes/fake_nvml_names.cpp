@@ -27,6 +27,7 @@ constexpr EntryPoint kEntryPoints[] = {
     {"nvmlDeviceGetHandleByIndex_v2", true},
     {"nvmlDeviceGetName", true},
     {"nvmlDeviceGetUUID", true},
+    {"nvmlDeviceGetVbiosVersion", true},
     {"nvmlDeviceGetPciInfo_v2", true},
     {"nvmlDeviceGetPciInfo_v3", true},
     {"nvmlDeviceGetMemoryInfo", true},

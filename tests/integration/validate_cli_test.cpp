@@ -206,6 +206,7 @@ TEST(ValidateCli, VersionsNameTheSystemBiosAndNicFirmware) {
     const auto v = json::parse(r.out)["versions"];
     EXPECT_EQ(v["system"], "Supermicro SYS-821GE-TNHR") << v;
     EXPECT_EQ(v["bios"], "2.1 (03/28/2024)") << v;
+    EXPECT_EQ(v["gpu_vbios"], "96.00.99.00.01 (8 GPUs)") << v;
     EXPECT_NE(v["nic_firmware"].get<std::string>().find("mlx5_0 28.39.1002"), std::string::npos)
         << v;
     EXPECT_FALSE(v.contains("torch")) << v;  // the stack is not probed in a tree

@@ -36,15 +36,4 @@ const volatile int* CancelSignals::flag_int() { return &g_cancel_int; }
 
 int CancelSignals::received() { return g_signal; }
 
-void CancelSignals::request_stop() {
-    g_cancel.store(true);
-    g_cancel_int = 1;
-}
-
-void CancelSignals::clear_request() {
-    if (g_signal != 0) return;
-    g_cancel.store(false);
-    g_cancel_int = 0;
-}
-
 }  // namespace trainrig

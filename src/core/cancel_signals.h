@@ -23,11 +23,6 @@ public:
     // process exits 128 + it, as the shell reports a process the signal killed (docs/cli.md).
     static int received();
 
-    // A stop the program asks of its own work (a watchdog's deadline): both flags, as a signal
-    // sets them, but received() stays 0. clear_request() takes it back unless a signal came.
-    static void request_stop();
-    static void clear_request();
-
 private:
     struct sigaction old_int_ {};
     struct sigaction old_term_ {};

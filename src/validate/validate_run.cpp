@@ -485,10 +485,8 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     // 3-5. measurements, with watch sampling the GPUs throughout.
     const bool live = !tree && snap.ok();
     const char* live_only = "--root judges a machine tree: this stage needs the live machine";
-    bench::BenchContext ctx;
-    ctx.options = bench_options(o);
-    ctx.options.train_backend = scope == Scope::kGpu ? "cuda" : "cpu";
-    ctx.cancel = &CancelSignals::flag();
+    bench::BenchOptions stage_options = bench_options(o);
+    stage_options.train_backend = scope == Scope::kGpu ? "cuda" : "cpu";
     bench::BenchRun run;
     if (live) run.machine = bench::collect_machine_facts();
     std::optional<WatchRecorder> watch;
@@ -530,7 +528,7 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
             s.required = false;
             return;
         }
-        bench::BenchOptions options = ctx.options;
+        bench::BenchOptions options = stage_options;
         progress.start(s);
         const auto t = Clock::now();
         if (prepare) {
@@ -600,7 +598,8 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         if (!b.shards.empty() || listed(o.skip, "loader")) return Status{};
         const std::string parent =
             !b.data_dir.empty() ? b.data_dir : std::filesystem::temp_directory_path().string();
-        auto shard = SyntheticShard::write(parent, synthetic_tokens(o.level), ctx.cancel);
+        auto shard =
+            SyntheticShard::write(parent, synthetic_tokens(o.level), &CancelSignals::flag());
         if (!shard.ok()) return shard.status();
         synthetic.emplace(std::move(shard).value());
         b.shards = {synthetic->path()};

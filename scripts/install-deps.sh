@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trainrig builds and tests with. Idempotent: prints nothing and
 # touches nothing when every package is already there. Needs root only when something is missing.
+# --build: only what building trainrig and its Debian package needs (`make package`,
+# packaging/docker/Dockerfile), without the packages only the tests, benchmarks and fuzzers use.
 set -euo pipefail
 
 packages=(
@@ -23,13 +25,30 @@ packages=(
     libssl-dev                    # validate: SHA256SUMS of the report (libcrypto)
     chromium                      # tests: validate's report.html opened in a headless browser
     python3-jsonschema            # tests: report.json against docs/schema/
+    python3-yaml                  # tests: the Kubernetes example (packaging/kubernetes/)
     prometheus                    # watch tests: a real Prometheus scrapes /metrics; promtool
     libgtest-dev libgmock-dev     # unit and integration tests
     python3-torch                 # train tests: an independent PyTorch GPT-2 as the reference
+    slurmctld slurmd slurm-client munge  # fleet tests: a real Slurm (slurmctld, slurmd, munge) started by the tests
     libbenchmark-dev              # microbenchmarks
     clang libclang-rt-14-dev      # libFuzzer harnesses
     libomp-dev                    # train: OpenMP for the clang (fuzz) build; GCC has libgomp
+    help2man                      # package: man pages from each command's --help
+    dpkg-dev file                 # package: dpkg-shlibdeps (Depends), which CPack finds binaries for with file
+    man-db                        # package test: `man -l` renders every page
 )
+# Left out by --build: what only the tests, microbenchmarks and fuzzers use (a package added above
+# for them alone belongs here too).
+tests_only=(python3 hwloc sentencepiece zstd chromium python3-jsonschema python3-yaml prometheus
+            libgtest-dev libgmock-dev python3-torch slurmctld slurmd slurm-client munge
+            libbenchmark-dev clang libclang-rt-14-dev libomp-dev man-db)
+if [ "${1:-}" = --build ]; then
+    kept=()
+    for p in "${packages[@]}"; do
+        [[ " ${tests_only[*]} " == *" $p "* ]] || kept+=("$p")
+    done
+    packages=("${kept[@]}")
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -7,7 +7,7 @@
 namespace trainrig::bench {
 
 bool needs_gpu(const std::string& id) {
-    for (const char* g : {"h2d", "d2h", "hbm", "gemm", "p2p", "nccl", "burn"})
+    for (const char* g : {"h2d", "d2h", "hbm", "gemm", "p2p", "nccl", "nccl-pairs", "burn"})
         if (id == g) return true;
     return false;
 }

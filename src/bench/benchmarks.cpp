@@ -98,6 +98,9 @@ std::vector<std::unique_ptr<Benchmark>> make_benchmarks() {
     list.push_back(make_gpu_bench("p2p", "GPU-to-GPU copy bandwidth matrix, both directions", 2));
     list.push_back(
         make_gpu_bench("nccl", "NCCL collectives: algbw and busbw over a size sweep", 2));
+    list.push_back(make_gpu_bench(
+        "nccl-pairs", "NCCL all-reduce between every pair of nodes (mpirun), and the bad node", 1,
+        true));
     list.push_back(
         make_gpu_bench("burn", "Sustained GEMM load with result checks and telemetry", 1));
     list.push_back(std::make_unique<TokenizerBench>());

@@ -92,14 +92,18 @@ int launched_ranks() {
 
 class GpuBench : public Benchmark {
 public:
-    GpuBench(const char* id, const char* description, int min_gpus)
-        : id_(id), description_(description), min_gpus_(min_gpus) {}
+    GpuBench(const char* id, const char* description, int min_gpus, bool across_nodes)
+        : id_(id), description_(description), min_gpus_(min_gpus), across_nodes_(across_nodes) {}
     const char* id() const override { return id_; }
     const char* description() const override { return description_; }
 
     std::string skip_reason(const BenchContext& ctx) const override {
         const Plugin& p = Plugin::get();
         if (!p.unavailable().empty()) return p.unavailable();
+        if (across_nodes_ && launched_ranks() < 2)
+            return fmt::format("runs under mpirun across nodes, one process per GPU (mpirun "
+                               "-npernode G --hostfile hosts trainrig bench run {})",
+                               id_);
         const auto& devices = p.listing().value("devices", nlohmann::json::array());
         const int usable = ctx.options.gpus.empty() ? static_cast<int>(devices.size())
                                                     : static_cast<int>(ctx.options.gpus.size());
@@ -134,12 +138,14 @@ private:
     const char* id_;
     const char* description_;
     int min_gpus_;
+    bool across_nodes_;
 };
 
 }  // namespace
 
-std::unique_ptr<Benchmark> make_gpu_bench(const char* id, const char* description, int min_gpus) {
-    return std::make_unique<GpuBench>(id, description, min_gpus);
+std::unique_ptr<Benchmark> make_gpu_bench(const char* id, const char* description, int min_gpus,
+                                          bool across_nodes) {
+    return std::make_unique<GpuBench>(id, description, min_gpus, across_nodes);
 }
 
 nlohmann::json gpu_devices() {

@@ -21,6 +21,8 @@ std::vector<std::unique_ptr<Command>> make_commands() {
     commands.push_back(make_train_command());
     commands.push_back(make_report_command());
     commands.push_back(make_fleet_command());
+    commands.push_back(make_slurm_command());
+    commands.push_back(make_npd_command());
     return commands;
 }
 

@@ -53,6 +53,14 @@ void declare_machine_options(CLI::App& app, CollectOptions& opts) {
                  "are read from its installed metadata");
 }
 
+void declare_expect_gpus(CLI::App& app, int& expect_gpus) {
+    app.add_option("--expect-gpus", expect_gpus,
+                   "Number of GPUs this machine should have (firmware can hide some from the bus)")
+        ->envname("TRAINRIG_EXPECT_GPUS")
+        ->check(CLI::Range(0, 1024))
+        ->type_name("N");
+}
+
 void declare_output_options(CLI::App& app, OutputOptions& opts) {
     app.add_option("-o,--output", opts.output,
                    "Write to FILE (replaced atomically: readers never see half a file) instead of "

@@ -29,6 +29,8 @@ void declare_root_options(CLI::App& app, CollectOptions& opts);
 // Those, plus --data-dir and --env-file: what doctor and collect judge.
 void declare_machine_options(CLI::App& app, CollectOptions& opts);
 void declare_output_options(CLI::App& app, OutputOptions& opts);
+// --expect-gpus (and TRAINRIG_EXPECT_GPUS): the GPUs the machine should have; -1 when not given.
+void declare_expect_gpus(CLI::App& app, int& expect_gpus);
 
 // The options of the CLI contract (docs/cli.md), declared here so that one flag name has one
 // meaning and one help text on every command:

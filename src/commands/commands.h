@@ -10,6 +10,8 @@ namespace trainrig {
 std::unique_ptr<Command> make_validate_command();
 std::unique_ptr<Command> make_report_command();
 std::unique_ptr<Command> make_fleet_command();
+std::unique_ptr<Command> make_slurm_command();
+std::unique_ptr<Command> make_npd_command();
 std::unique_ptr<Command> make_doctor_command();
 std::unique_ptr<Command> make_collect_command();
 std::unique_ptr<Command> make_topo_command();

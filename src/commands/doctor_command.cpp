@@ -77,12 +77,7 @@ public:
             ->delimiter(',')
             ->type_name("ID,...");
         app.add_flag("--strict", strict_, "Exit 1 on a warning too");
-        app.add_option(
-               "--expect-gpus", expect_gpus_,
-               "Number of GPUs this machine should have (firmware can hide some from the bus)")
-            ->envname("TRAINRIG_EXPECT_GPUS")
-            ->check(CLI::Range(0, 1024))
-            ->type_name("N");
+        declare_expect_gpus(app, expect_gpus_);
         app.add_option("--lock", lock_file_,
                        "Report every version and tuning file that changed since this lock "
                        "(`trainrig tune lock`), as check stack.drift")

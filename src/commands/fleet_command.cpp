@@ -1,14 +1,19 @@
 // `trainrig fleet judge PATH...`: many nodes' validate reports or snapshots judged together
 // (docs/fleet.md): each node's own verdict, then drift, hardware shape and performance outliers
-// across the fleet; the nodes to drain, with their reasons.
+// across the fleet, and the node pairs' bandwidth with --pairs; the nodes to drain, with their
+// reasons; with --out, the fleet report.
 #include <CLI/CLI.hpp>
+#include <filesystem>
+#include <optional>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "fleet/fleet_judge.h"
 #include "fleet/fleet_render.h"
+#include "fleet/fleet_report.h"
 #include "fleet/node_input.h"
+#include "fleet/pair_input.h"
 
 namespace trainrig {
 
@@ -44,6 +49,17 @@ public:
                          "Smallest difference from the fleet median that is an outlier, as a "
                          "fraction (default 0.03)")
             ->check(CLI::Range(0.0, 1.0));
+        judge_
+            ->add_option("--pairs", pairs_,
+                         "Bandwidth measured between pairs of nodes (a trainrig.fleet.pairs "
+                         "document, docs/formats.md, or `bench run nccl-pairs --json`): a node "
+                         "slow with every partner, one of them known good, is drained")
+            ->type_name("FILE");
+        judge_
+            ->add_option("--out", out_,
+                         "Write the fleet report into DIR: fleet-report.json, .md and .html "
+                         "(created, or its three files replaced; nothing else in it is touched)")
+            ->type_name("DIR");
         declare_output_options(*judge_, output_);
         declare_json_option(*judge_, json_, "trainrig.fleet");
         declare_verbose_option(*judge_, verbose_, "every finding, its evidence and every node");
@@ -51,7 +67,8 @@ public:
                             {"trainrig fleet judge reports/          # one report directory "
                              "per node",
                              "trainrig fleet judge --json node*/report.json -o fleet.json",
-                             "trainrig fleet judge snapshots/*.json"},
+                             "trainrig fleet judge snapshots/*.json",
+                             "trainrig fleet judge reports/ --pairs pairs.json --out fleet-report"},
                             "Method and thresholds: docs/fleet.md.");
     }
 
@@ -60,16 +77,30 @@ public:
         if (nodes.empty())
             return print_error("fleet judge",
                                {Errc::kInvalidInput, "no report or snapshot in the paths given"});
-        const auto result = fleet::judge_fleet(nodes, options_);
+        std::optional<fleet::FleetPairs> pairs;
+        if (pairs_) {
+            auto loaded = fleet::load_pairs(*pairs_, nodes);
+            if (!loaded) return print_error("fleet judge", loaded.status());
+            pairs = std::move(loaded).value();
+        }
+        const auto result = fleet::judge_fleet(nodes, options_, std::move(pairs));
         const int code = result.exit_code();
-        const std::string text = json_ ? json_result(fleet::fleet_json(result), "fleet judge", code)
-                                       : fleet::render_fleet_text(result, verbose_);
+        if (out_)
+            if (auto s = fleet::write_fleet_report(result, *out_); !s.ok())
+                return print_error("fleet judge", s);
+        std::string text = json_ ? json_result(fleet::fleet_json(result), "fleet judge", code)
+                                 : fleet::render_fleet_text(result, verbose_);
+        if (out_ && !json_)
+            text +=
+                "\nreport: " + (std::filesystem::path(*out_) / fleet::kFleetReportHtml).string() +
+                "\n";
         return emit_result("fleet judge", output_, text, code);
     }
 
 private:
     CLI::App* judge_ = nullptr;
     std::vector<std::string> paths_;
+    std::optional<std::string> pairs_, out_;
     fleet::FleetOptions options_;
     OutputOptions output_;
     bool json_ = false, verbose_ = false;

@@ -4,13 +4,19 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <ctime>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "core/utc_time.h"
+#include "fleet/fleet_render.h"
+#include "train/communicator.h"
+#include "validate/fleet_validate.h"
 #include "validate/report_dir.h"
 #include "validate/report_html.h"
 #include "validate/report_render.h"
@@ -20,12 +26,9 @@ namespace trainrig {
 
 namespace {
 
-// trainrig-report-HOST-UTCTIME, with -2, -3 ... when runs in the same second would collide.
-std::string default_report_dir(const nlohmann::json& report) {
-    const std::string base =
-        fmt::format("trainrig-report-{}-{}",
-                    report["host"].is_string() ? report["host"].get<std::string>() : "unknown",
-                    utc_iso8601(std::time(nullptr), true));
+// PREFIX-UTCTIME, with -2, -3 ... when runs in the same second would collide.
+std::string fresh_dir_name(const std::string& prefix) {
+    const std::string base = fmt::format("{}-{}", prefix, utc_iso8601(std::time(nullptr), true));
     std::string dir = base;
     std::error_code ec;
     for (int n = 2; std::filesystem::exists(std::filesystem::symlink_status(dir, ec)); ++n)
@@ -51,6 +54,22 @@ public:
                        "it must not exist yet")
             ->type_name("DIR");
         app.add_flag("--no-report", no_report_, "Write no report directory; print the verdict");
+        auto* fleet = app.add_option_group(
+            "fleet", "many nodes at once, under mpirun -npernode 1 or srun --mpi=pmix");
+        fleet->add_flag("--fleet", fleet_,
+                        "Each rank validates its own node; rank 0 gathers the reports over MPI, "
+                        "judges them as a fleet (as `fleet judge`) and writes the fleet report; "
+                        "every rank exits with the fleet's code");
+        fleet->add_option("--fleet-report", fleet_report_,
+                          "The fleet report directory rank 0 writes (default "
+                          "trainrig-fleet-report-UTCTIME); it must not exist yet")
+            ->type_name("DIR");
+        fleet->add_option("--fleet-wait", fleet_wait_,
+                          "How long rank 0 waits for the other nodes once its own validation is "
+                          "done (default: twice its own time + 120 s); a node that has not "
+                          "reported by then is UNKNOWN")
+            ->check(CLI::Range(0.0, 86400.0))
+            ->type_name("SECONDS");
         declare_machine_options(app, options_.collect);
         declare_gpu_selection(app, options_.gpus);
         app.add_option("--skip", options_.skip,
@@ -58,11 +77,7 @@ public:
                        "training, watch), doctor checks or areas, or benchmarks")
             ->delimiter(',')
             ->type_name("NAME,...");
-        app.add_option("--expect-gpus", options_.expect_gpus,
-                       "Number of GPUs this machine should have (as doctor --expect-gpus)")
-            ->envname("TRAINRIG_EXPECT_GPUS")
-            ->check(CLI::Range(0, 1024))
-            ->type_name("N");
+        declare_expect_gpus(app, options_.expect_gpus);
         app.add_option("--stage-timeout", options_.stage_timeout,
                        "Stop a measuring stage that runs longer than SECONDS, and kill it if it "
                        "does not stop (a hung driver call); the verdict is then UNKNOWN "
@@ -85,7 +100,8 @@ public:
             app, {"trainrig validate                         # quick: verdict and report",
                   "trainrig validate --level standard --data-dir /data",
                   "trainrig validate --json --no-report      # the verdict for a scheduler",
-                  "trainrig validate --root /mnt/node07 --report node07"});
+                  "trainrig validate --root /mnt/node07 --report node07",
+                  "mpirun -npernode 1 --hostfile hosts trainrig validate --fleet --no-report"});
     }
 
     int run(const GlobalOptions& global) override {
@@ -99,26 +115,116 @@ public:
                                         "benchmark encodes the --input text with --tokenizer"});
         if (no_report_ && report_)
             return print_error(name(), {Errc::kInvalidInput, "--report and --no-report together"});
+        std::unique_ptr<train::Communicator> comm;
+        if (fleet_) {
+            auto c = join_fleet();
+            if (!c) return print_error(name(), c.status());
+            comm = std::move(c).value();
+        }
         options_.progress = verbose_ || ::isatty(STDERR_FILENO) == 1;
         options_.argv = {"trainrig"};
         options_.argv.insert(options_.argv.end(), global.args.begin(), global.args.end());
 
+        const auto started = std::chrono::steady_clock::now();
         auto result = validate::run_validate(options_);
-        if (!result.ok()) return print_error(name(), result.status());
-        const int code = validate::verdict_exit_code(result->outcome.verdict);
-        const std::string doc = json_result(result->report, name(), code);
+        std::map<std::string, std::string> files;
         std::string dir;
-        if (!no_report_) {
-            dir = report_ ? *report_ : default_report_dir(result->report);
-            std::map<std::string, std::string> files = result->raw;
-            files["report.json"] = doc;
-            files["report.md"] = validate::render_report_markdown(result->report);
-            files["report.html"] = validate::render_report_html(result->report);
-            if (auto s = validate::write_report_dir(dir, files); !s.ok())
-                return print_error(name(), s);
+        Status written;
+        if (result.ok()) {
+            files = result->raw;
+            files["report.json"] = json_result(
+                result->report, name(), validate::verdict_exit_code(result->outcome.verdict));
+            if (!no_report_) {
+                dir = report_ ? *report_
+                              : fresh_dir_name(
+                                    "trainrig-report-" +
+                                    (result->report["host"].is_string()
+                                         ? result->report["host"].get<std::string>()
+                                         : std::string("unknown")));
+                auto all = files;
+                all["report.md"] = validate::render_report_markdown(result->report);
+                all["report.html"] = validate::render_report_html(result->report);
+                written = validate::write_report_dir(dir, all);
+            }
         }
+        if (fleet_) {
+            const Status& error = !result.ok() ? result.status() : written;
+            if (!error.ok()) print_error(name(), error);
+            const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                             started).count();
+            return run_fleet(*comm, validate::encode_node_payload(files, error.message()), own);
+        }
+        if (!result.ok()) return print_error(name(), result.status());
+        if (!written.ok()) return print_error(name(), written);
+        const int code = validate::verdict_exit_code(result->outcome.verdict);
+        const std::string text = json_ ? files["report.json"]
+                                       : validate::render_report_text(result->report, dir, verbose_);
+        return emit_result(name(), output_, text, code);
+    }
+
+private:
+    // This rank's place in the MPI job. srun without an MPI plugin starts tasks that each see a
+    // fleet of one: said, not run as N fleets of one.
+    Result<std::unique_ptr<train::Communicator>> join_fleet() {
+        const char* tasks = std::getenv("SLURM_NTASKS");
+        if (!train::launched_by_mpi() && tasks != nullptr && std::atoi(tasks) > 1)
+            return Status(Errc::kInvalidInput,
+                          fmt::format("srun started {} tasks without an MPI plugin, so no task "
+                                      "can gather the others' reports",
+                                      tasks),
+                          "run it as `srun --mpi=pmix ... trainrig validate --fleet`, or under "
+                          "mpirun");
+        auto comm = train::make_communicator();
+        if (!comm) return comm.status();
+        train::hide_launcher_from_children();
+        return comm;
+    }
+
+    // Rank 0 gathers every rank's report, judges the fleet and writes its report; every rank then
+    // ends with the fleet's exit code, so that mpirun's and srun's is the fleet's verdict.
+    int run_fleet(train::Communicator& comm, const std::string& payload, double own_seconds) {
+        const double wait = fleet_wait_ >= 0 ? fleet_wait_ : 2 * own_seconds + 120;
+        auto payloads = comm.gather(
+            payload, 0,
+            std::chrono::steady_clock::now() +
+                std::chrono::milliseconds(static_cast<long>(wait * 1000)));
+        if (!payloads) {
+            print_error(name(), payloads.status());
+            comm.abort(2);
+        }
+        int code = 2;
+        if (comm.rank() != 0) {
+            if (auto s = comm.broadcast(&code, sizeof code, 0); !s.ok()) print_error(name(), s);
+            return code;
+        }
+        code = judge_gathered(*payloads, wait);
+        const bool all_reported =
+            std::all_of(payloads->begin(), payloads->end(), [](const auto& p) { return p.has_value(); });
+        if (!all_reported) comm.abort(code);  // the missing ranks would wait in a collective
+        if (auto s = comm.broadcast(&code, sizeof code, 0); !s.ok()) print_error(name(), s);
+        return code;
+    }
+
+    int judge_gathered(const std::vector<std::optional<std::string>>& payloads, double wait) {
+        std::error_code ec;
+        const auto staging = std::filesystem::temp_directory_path(ec) /
+                             fmt::format("trainrig-fleet-{}", ::getpid());
+        std::filesystem::remove_all(staging, ec);
+        auto gathered = validate::read_gathered(payloads, wait, staging.string());
+        std::filesystem::remove_all(staging, ec);
+        if (!gathered) return print_error(name(), gathered.status());
+        const auto result = fleet::judge_fleet(gathered->nodes);
+        const int code = result.exit_code();
+        const std::string dir =
+            fleet_report_ ? *fleet_report_ : fresh_dir_name("trainrig-fleet-report");
+        if (auto s = validate::write_report_dir(
+                dir, validate::fleet_report_files(result, *gathered, code));
+            !s.ok())
+            return print_error(name(), s);
         const std::string text =
-            json_ ? doc : validate::render_report_text(result->report, dir, verbose_);
+            json_ ? json_result(fleet::fleet_json(result), "validate --fleet", code)
+                  : fleet::render_fleet_text(result, verbose_) +
+                        fmt::format("Fleet report: {}\n", dir);
         return emit_result(name(), output_, text, code);
     }
 
@@ -127,6 +233,9 @@ private:
     std::string level_ = "quick";
     std::optional<std::string> report_;
     bool no_report_ = false;
+    bool fleet_ = false;
+    std::optional<std::string> fleet_report_;
+    double fleet_wait_ = -1;
     OutputOptions output_;
     bool json_ = false;
     bool verbose_ = false;

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
+#include "bench/bench_document.h"
 #include "core/text.h"
 #include "fleet/robust_stats.h"
 
@@ -15,6 +17,18 @@ namespace {
 
 // Nodes grouped by the value each holds for one key (nodes without a value are not counted).
 using Groups = std::map<std::string, std::vector<std::string>>;
+
+// What the rules found, by node name, before the nodes' states are decided.
+struct Judging {
+    std::map<std::string, std::vector<std::string>> drift, shape, slow, pair_bad, pair_unknown;
+    std::map<std::string, std::map<std::string, CheckCell>> cells;  // check id -> node -> cell
+};
+
+// "outlier.gemm.bf16" from "gemm bf16".
+std::string check_id(const char* kind, std::string label) {
+    std::replace(label.begin(), label.end(), ' ', '.');
+    return std::string(kind) + "." + label;
+}
 
 // The value more than half of the nodes that have one hold; empty when none does (a fleet split
 // in two: nobody can say which side is wrong).
@@ -27,7 +41,7 @@ std::string majority(const Groups& g, size_t holders) {
 // Drift and shape: one finding per key on which nodes differ, naming the minority.
 void differences(const std::vector<NodeInput>& nodes, const char* kind,
                  std::map<std::string, std::string> NodeInput::*field, FleetResult& out,
-                 std::map<std::string, std::vector<std::string>>& reasons) {
+                 std::map<std::string, std::vector<std::string>>& reasons, Judging& judging) {
     std::map<std::string, Groups> by_key;
     for (const auto& n : nodes)
         if (n.problem.empty())
@@ -40,7 +54,11 @@ void differences(const std::vector<NodeInput>& nodes, const char* kind,
         FleetFinding f;
         f.id = std::string(kind) + "." + key;
         f.kind = kind;
+        auto& cells = judging.cells[f.id];
+        const CheckState differs = f.kind == "drift" ? CheckState::kDrifted : CheckState::kDrain;
         for (const auto& [value, ns] : groups) {
+            for (const auto& n : ns)
+                cells[n] = {major.empty() || value == major ? CheckState::kOk : differs, value};
             f.evidence.push_back(
                 fmt::format("{} on {} node{}: {}", value, ns.size(), ns.size() == 1 ? "" : "s",
                             join(std::vector<std::string>(
@@ -62,53 +80,185 @@ void differences(const std::vector<NodeInput>& nodes, const char* kind,
     }
 }
 
+// The spread of one measurement: median, tolerance and every value (nodes without a problem).
+MeasurementSpread spread_of(const std::string& key, const std::vector<const NodeInput*>& measured,
+                            const std::vector<const Measurement*>& values, const FleetOptions& o) {
+    MeasurementSpread s;
+    const Measurement& first = *values.front();
+    s.id = check_id("outlier", first.label);
+    s.key = key;
+    s.label = first.label;
+    s.params = first.params;
+    s.unit = first.unit;
+    s.higher_is_better = first.higher_is_better;
+    s.nodes = std::set<const NodeInput*>(measured.begin(), measured.end()).size();
+    s.judged = s.nodes >= o.min_nodes;
+    for (const auto* m : values) s.values.push_back(m->value);
+    s.median = median(s.values);
+    const double spread = kMadToSigma * mad(s.values, s.median);
+    s.allowed = std::max(o.z * spread, o.min_deviation * std::fabs(s.median));
+    return s;
+}
+
 void outliers(const std::vector<NodeInput>& nodes, const FleetOptions& o, FleetResult& out,
-              std::map<std::string, std::vector<std::string>>& reasons) {
-    struct Value {
-        const NodeInput* node;
-        const Measurement* m;
-    };
-    std::map<std::string, std::vector<Value>> by_key;
+              std::map<std::string, std::vector<std::string>>& reasons, Judging& judging) {
+    std::map<std::string, std::pair<std::vector<const NodeInput*>, std::vector<const Measurement*>>>
+        by_key;
     for (const auto& n : nodes)
         if (n.problem.empty())
-            for (const auto& m : n.measurements) by_key[m.key].push_back({&n, &m});
+            for (const auto& m : n.measurements) {
+                by_key[m.key].first.push_back(&n);
+                by_key[m.key].second.push_back(&m);
+            }
+    std::map<std::pair<std::string, std::string>, double> worst;  // (id, node) -> worst deviation
     for (const auto& [key, values] : by_key) {
-        std::set<const NodeInput*> measured;
-        for (const auto& x : values) measured.insert(x.node);
-        if (measured.size() < o.min_nodes) continue;
-        std::vector<double> v;
-        for (const auto& x : values) v.push_back(x.m->value);
-        const double med = median(v);
-        const double spread = kMadToSigma * mad(v, med);
-        const double allowed = std::max(o.z * spread, o.min_deviation * std::fabs(med));
-        FleetFinding f;
-        const Measurement& first = *values.front().m;
-        f.id = "outlier." + first.label;
-        std::replace(f.id.begin(), f.id.end(), ' ', '.');
-        f.kind = "outlier";
-        for (const auto& x : values) {
-            const double worse = x.m->higher_is_better ? med - x.m->value : x.m->value - med;
-            if (worse <= allowed) continue;
-            const std::string where = x.node->name + (x.m->device.empty() ? "" : " " + x.m->device);
-            f.evidence.push_back(fmt::format("{}: {:.4g} {} ({:+.1f} % against the median)", where,
-                                             x.m->value, x.m->unit,
-                                             100 * (x.m->value - med) / med));
-            if (std::find(f.nodes.begin(), f.nodes.end(), x.node->name) == f.nodes.end())
-                f.nodes.push_back(x.node->name);
-            reasons[x.node->name].push_back(f.id + (x.m->device.empty() ? "" : " " + x.m->device));
+        const auto& [measured, ms] = values;
+        MeasurementSpread s = spread_of(key, measured, ms, o);
+        if (!s.judged) {
+            out.measurements.push_back(std::move(s));
+            continue;
         }
-        if (f.nodes.empty()) continue;
-        f.summary = fmt::format(
-            "{}: {} of {} values {} the fleet median {:.4g} {} by more than {:.4g} (3 robust "
-            "standard deviations, at least {:.0f} %)",
-            first.label, f.evidence.size(), values.size(),
-            first.higher_is_better ? "below" : "above", med, first.unit, allowed,
-            100 * o.min_deviation);
-        out.findings.push_back(std::move(f));
+        FleetFinding f;
+        f.id = s.id;
+        f.kind = "outlier";
+        auto& cells = judging.cells[f.id];
+        for (size_t i = 0; i < ms.size(); ++i) {
+            const NodeInput& node = *measured[i];
+            const Measurement& m = *ms[i];
+            const double worse = m.higher_is_better ? s.median - m.value : m.value - s.median;
+            CheckCell& cell = cells[node.name];
+            if (cell.state == CheckState::kAbsent) cell.state = CheckState::kOk;
+            if (worse <= s.allowed) continue;
+            const double deviation = 100 * (m.value - s.median) / s.median;
+            const std::string where = node.name + (m.device.empty() ? "" : " " + m.device);
+            f.evidence.push_back(fmt::format("{}: {:.4g} {} ({:+.1f} % against the median)", where,
+                                             m.value, m.unit, deviation));
+            if (std::find(f.nodes.begin(), f.nodes.end(), node.name) == f.nodes.end())
+                f.nodes.push_back(node.name);
+            reasons[node.name].push_back(f.id + (m.device.empty() ? "" : " " + m.device));
+            s.flagged.push_back({node.name, m.device, m.value});
+            double& w = worst.try_emplace({f.id, node.name}, 0.0).first->second;
+            if (cell.state != CheckState::kDrain || std::fabs(deviation) > std::fabs(w)) {
+                w = deviation;
+                cell = {CheckState::kDrain, fmt::format("{:+.1f} %{}", deviation,
+                                                        m.device.empty() ? "" : " " + m.device)};
+            }
+        }
+        if (!f.nodes.empty()) {
+            f.summary = fmt::format(
+                "{}: {} of {} values {} the fleet median {:.4g} {} by more than {:.4g} (3 robust "
+                "standard deviations, at least {:.0f} %)",
+                s.label, f.evidence.size(), ms.size(), s.higher_is_better ? "below" : "above",
+                s.median, s.unit, s.allowed, 100 * o.min_deviation);
+            out.findings.push_back(std::move(f));
+        }
+        out.measurements.push_back(std::move(s));
     }
 }
 
+// The pair judgement (pair_schedule.h) over the fleet's pairs: a suspect (every pair slow) with a
+// slow pair or re-test against a node known good is bad; a suspect whose re-test ran at full
+// speed is cleared; the other suspects are not yet known.
+void judge_fleet_pairs(FleetPairs& p, const std::vector<NodeInput>& nodes, const FleetOptions& o,
+                       FleetResult& out, Judging& judging) {
+    const int n = static_cast<int>(nodes.size());
+    auto valid = [n](const PairResult& r) {
+        return r.pair.first >= 0 && r.pair.second >= 0 && r.pair.first < n && r.pair.second < n &&
+               r.pair.first != r.pair.second;
+    };
+    std::erase_if(p.results, [&](const PairResult& r) { return !valid(r); });
+    std::erase_if(p.retests, [&](const PairResult& r) { return !valid(r); });
+    p.judged = p.results.size() >= o.min_nodes;
+    const std::string id = check_id("pair", p.label);
+    auto& cells = judging.cells[id];
+    for (const auto* list : {&p.results, &p.retests})
+        for (const auto& r : *list)
+            for (int i : {r.pair.first, r.pair.second})
+                cells[nodes[static_cast<size_t>(i)].name].state = CheckState::kOk;
+    if (!p.judged) return;
+    p.judgement = judge_pairs(p.results, o.z, o.min_deviation);
+    const PairJudgement& j = p.judgement;
+    const std::set<int> good(j.good.begin(), j.good.end());
+    const std::vector<int> blamed = blame(j, p.retests);
+    for (int s : j.suspects) {
+        bool bad = std::find(blamed.begin(), blamed.end(), s) != blamed.end(), fast_retest = false;
+        for (const auto& r : p.results)
+            if ((r.pair.first == s && good.count(r.pair.second)) ||
+                (r.pair.second == s && good.count(r.pair.first)))
+                bad = true;
+        for (const auto& r : p.retests)
+            if ((r.pair.first == s || r.pair.second == s) && r.value >= j.threshold)
+                fast_retest = true;
+        if (bad)
+            p.bad.push_back(s);
+        else if (!fast_retest)
+            p.unresolved.push_back(s);
+    }
+    if (j.slow.empty()) return;
+    FleetFinding f;
+    f.id = id;
+    f.kind = "pair";
+    f.summary = fmt::format(
+        "{}: {} of {} node pairs below the pairs' median {} by more than {}; {} node{} to drain, "
+        "{} to re-test",
+        p.label, j.slow.size(), p.results.size(), bench::human_value(j.median, p.unit),
+        bench::human_value(j.median - j.threshold, p.unit), p.bad.size(),
+        p.bad.size() == 1 ? "" : "s", p.unresolved.size());
+    auto describe = [&](int s, bool bad) {
+        std::vector<double> own;
+        size_t slow = 0, with_good = 0;
+        for (const auto* list : {&p.results, &p.retests})
+            for (const auto& r : *list) {
+                if (r.pair.first != s && r.pair.second != s) continue;
+                own.push_back(r.value);
+                slow += r.value < j.threshold;
+                with_good += good.count(r.pair.first == s ? r.pair.second : r.pair.first);
+            }
+        const std::string& name = nodes[static_cast<size_t>(s)].name;
+        const std::string detail =
+            bad ? fmt::format("slow with all {} partners, {} known good", own.size(), with_good)
+                : fmt::format("every pair slow ({}), none with a node known good: re-test it",
+                              own.size());
+        f.nodes.push_back(name);
+        f.evidence.push_back(
+            fmt::format("{}: {} of {} pairs slow, median {} ({:+.1f} % against "
+                        "the pairs' median)",
+                        name, slow, own.size(), bench::human_value(median(own), p.unit),
+                        100 * (median(own) - j.median) / j.median));
+        (bad ? judging.pair_bad : judging.pair_unknown)[name].push_back(id + " " + detail);
+        cells[name] = {bad ? CheckState::kDrain : CheckState::kUnknown,
+                       fmt::format("{} of {} slow", slow, own.size())};
+    };
+    for (int s : p.bad) describe(s, true);
+    for (int s : p.unresolved) describe(s, false);
+    out.findings.push_back(std::move(f));
+}
+
+CheckCell own_verdict_cell(const NodeInput& n) {
+    if (!n.problem.empty()) return {CheckState::kUnknown, "unreadable"};
+    const CheckState st = n.verdict == "NOT READY" ? CheckState::kDrain
+                          : n.verdict == "UNKNOWN" ? CheckState::kUnknown
+                                                   : CheckState::kOk;
+    return {st, n.verdict};
+}
+
 }  // namespace
+
+const char* check_state_name(CheckState s) {
+    switch (s) {
+        case CheckState::kOk:
+            return "ok";
+        case CheckState::kDrifted:
+            return "drift";
+        case CheckState::kDrain:
+            return "drain";
+        case CheckState::kUnknown:
+            return "unknown";
+        case CheckState::kAbsent:
+            return "none";
+    }
+    return "none";
+}
 
 const char* node_state_name(NodeState s) {
     switch (s) {
@@ -134,37 +284,58 @@ int FleetResult::exit_code() const {
     return count(NodeState::kUnknown) ? 2 : 0;
 }
 
-FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions& options) {
+FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions& options,
+                        std::optional<FleetPairs> pairs) {
     FleetResult out;
-    std::map<std::string, std::vector<std::string>> drift, shape, slow;
-    differences(nodes, "drift", &NodeInput::versions, out, drift);
-    differences(nodes, "drift", &NodeInput::settings, out, drift);
-    differences(nodes, "shape", &NodeInput::shape, out, shape);
-    outliers(nodes, options, out, slow);
+    Judging j;
+    differences(nodes, "drift", &NodeInput::versions, out, j.drift, j);
+    differences(nodes, "drift", &NodeInput::settings, out, j.drift, j);
+    differences(nodes, "shape", &NodeInput::shape, out, j.shape, j);
+    outliers(nodes, options, out, j.slow, j);
+    if (pairs) {
+        judge_fleet_pairs(*pairs, nodes, options, out, j);
+        out.pairs = std::move(pairs);
+    }
+    out.checks = {"verdict"};
+    for (const auto& f : out.findings)
+        if (std::find(out.checks.begin(), out.checks.end(), f.id) == out.checks.end())
+            out.checks.push_back(f.id);
     for (const auto& n : nodes) {
         NodeVerdict v;
         v.name = n.name;
         v.source = n.source;
         v.own_verdict = n.verdict;
-        auto add = [&](const std::vector<std::string>& r) {
-            v.reasons.insert(v.reasons.end(), r.begin(), r.end());
+        auto add = [&](std::map<std::string, std::vector<std::string>>& from) {
+            if (auto it = from.find(n.name); it != from.end())
+                v.reasons.insert(v.reasons.end(), it->second.begin(), it->second.end());
         };
         if (!n.problem.empty()) {
             v.state = NodeState::kUnknown;
             v.reasons.push_back("unreadable: " + n.problem);
-        } else if (n.verdict == "NOT READY" || shape.count(n.name) || slow.count(n.name)) {
+        } else if (n.verdict == "NOT READY" || j.shape.count(n.name) || j.slow.count(n.name) ||
+                   j.pair_bad.count(n.name)) {
             // Its own failure, hardware unlike the rest, or slower than the rest: drain it.
             v.state = NodeState::kDrain;
-            add(n.failed);
-            if (shape.count(n.name)) add(shape[n.name]);
-            if (slow.count(n.name)) add(slow[n.name]);
+            v.reasons = n.failed;
+            add(j.shape);
+            add(j.slow);
+            add(j.pair_bad);
             if (v.reasons.empty()) v.reasons.push_back("its own verdict is NOT READY");
-        } else if (drift.count(n.name)) {
+        } else if (j.drift.count(n.name)) {
             v.state = NodeState::kDrifted;
-            add(drift[n.name]);
-        } else if (n.verdict == "UNKNOWN") {
+            add(j.drift);
+        } else if (n.verdict == "UNKNOWN" || j.pair_unknown.count(n.name)) {
             v.state = NodeState::kUnknown;
-            v.reasons.push_back("its own verdict is UNKNOWN");
+            if (n.verdict == "UNKNOWN") v.reasons.push_back("its own verdict is UNKNOWN");
+            add(j.pair_unknown);
+        }
+        v.cells.push_back(own_verdict_cell(n));
+        for (size_t c = 1; c < out.checks.size(); ++c) {
+            const auto& column = j.cells[out.checks[c]];
+            const auto it = column.find(n.name);
+            v.cells.push_back(!n.problem.empty()   ? CheckCell{CheckState::kUnknown, ""}
+                              : it != column.end() ? it->second
+                                                   : CheckCell{});
         }
         out.nodes.push_back(std::move(v));
     }

@@ -5,10 +5,12 @@
 // bad nodes cannot move the reference (robust_stats.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fleet/node_input.h"
+#include "fleet/pair_schedule.h"
 
 namespace trainrig::fleet {
 
@@ -23,7 +25,7 @@ struct FleetOptions {
 
 struct FleetFinding {
     std::string id;                     // "drift.driver", "shape.gpus", "outlier.gemm.bf16"
-    std::string kind;                   // "drift", "shape", "outlier", "node"
+    std::string kind;                   // "drift", "shape", "outlier", "pair"
     std::string summary;                // one sentence
     std::vector<std::string> nodes;     // the nodes it names (the minority, the slow ones)
     std::vector<std::string> evidence;  // "node07: 550.54.15 (majority 550.90.07 on 63 nodes)"
@@ -32,23 +34,78 @@ struct FleetFinding {
 enum class NodeState { kReady, kDrain, kDrifted, kUnknown };
 const char* node_state_name(NodeState s);  // "READY", "DRAIN", "DRIFTED", "UNKNOWN"
 
+// How one node fared on one check: a cell of the report's node x check heat map.
+enum class CheckState { kOk, kDrifted, kDrain, kUnknown, kAbsent };
+const char* check_state_name(CheckState s);  // "ok", "drift", "drain", "unknown", "none"
+
+struct CheckCell {
+    CheckState state = CheckState::kAbsent;
+    std::string text;  // the node's value there: "2.18.3", "-6.2 % GPU 3", "NOT READY"
+};
+
 struct NodeVerdict {
     std::string name;
     std::string source;
     std::string own_verdict;  // the node's own: READY ... UNKNOWN
     NodeState state = NodeState::kReady;
     std::vector<std::string> reasons;  // ids first: "gpu.pcie-link", "outlier.gemm.bf16 GPU 3"
+    std::vector<CheckCell> cells;      // one per FleetResult::checks
+};
+
+// One measurement across the fleet, for the report's plots: every node's and GPU's value against
+// the median and the tolerance an outlier is judged by.
+struct MeasurementSpread {
+    struct Flagged {
+        std::string node, device;
+        double value = 0;
+    };
+    std::string id;      // the id its outliers get: "outlier.gemm.bf16"
+    std::string key;     // Measurement::key: bench, name, parameters, target
+    std::string label;   // "gemm bf16"
+    std::string params;  // the parameters that tell two measurements of one label apart, or ""
+    std::string unit;
+    bool higher_is_better = true;
+    bool judged = false;  // measured on at least FleetOptions::min_nodes nodes
+    size_t nodes = 0;     // how many nodes measured it
+    double median = 0;
+    double allowed = 0;          // worse than the median by more than this is an outlier
+    std::vector<double> values;  // every value, in the nodes' order
+    std::vector<Flagged> flagged;
+};
+
+// Bandwidth measured between two nodes at a time (docs/fleet.md, "Node pairs"), judged with the
+// pair judgement of pair_schedule.h. Node indices are into the fleet's nodes, in the order
+// judge_fleet is given them (FleetResult::nodes has the same order).
+struct FleetPairs {
+    std::string source;                // the file they came from
+    std::string label = "pair busbw";  // what was measured: "nccl all-reduce busbw"
+    std::string unit = "bytes/s";
+    std::vector<PairResult> results;
+    std::vector<PairResult> retests;  // suspects against nodes known good
+    // Filled by judge_fleet:
+    bool judged = false;  // at least FleetOptions::min_nodes pairs
+    PairJudgement judgement;
+    std::vector<int> bad;         // slow with a node known good, and with every partner: drain
+    std::vector<int> unresolved;  // every pair slow, none with a node known good: re-test
 };
 
 struct FleetResult {
     std::vector<NodeVerdict> nodes;
     std::vector<FleetFinding> findings;
+    // The heat map's columns: "verdict" (each node's own), then the id of every finding, in
+    // the findings' order. A check nobody differs on has no column.
+    std::vector<std::string> checks;
+    std::vector<MeasurementSpread> measurements;  // ordered by key
+    std::optional<FleetPairs> pairs;
     size_t count(NodeState s) const;
     // 1 when a node is to be drained or has drifted, else 2 when one is unknown, else 0: the
     // precedence of validate's verdict (a failure outranks what could not be judged).
     int exit_code() const;
 };
 
-FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions& options = {});
+// `pairs`, when given, adds the pair judgement: a node slow with every partner, one of them
+// known good, is drained; one slow only with other suspects is UNKNOWN until re-tested.
+FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions& options = {},
+                        std::optional<FleetPairs> pairs = std::nullopt);
 
 }  // namespace trainrig::fleet

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
+#include "slurm/drain_decision.h"
 
 namespace trainrig::fleet {
 
@@ -38,6 +39,42 @@ std::string render_fleet_text(const FleetResult& r, bool verbose) {
     return t;
 }
 
+std::string scheduler_reason(const NodeVerdict& n) {
+    const std::string first = n.reasons.empty() ? node_state_name(n.state) : n.reasons.front();
+    const size_t space = first.find(' ');
+    const health::Problem p{first.substr(0, space),
+                            space == std::string::npos ? "" : first.substr(space + 1)};
+    return slurm::drain_reason(p, slurm::DrainPolicy{}.reason_chars);
+}
+
+namespace {
+
+nlohmann::json pairs_json(const FleetPairs& p, const FleetResult& r) {
+    auto names = [&](const std::vector<int>& v) {
+        std::vector<std::string> out;
+        for (int i : v) out.push_back(r.nodes[static_cast<size_t>(i)].name);
+        return out;
+    };
+    nlohmann::json slow = nlohmann::json::array();
+    for (const auto& res : p.results)
+        if (p.judged && res.value < p.judgement.threshold)
+            slow.push_back(
+                {{"nodes", names({res.pair.first, res.pair.second})}, {"value", res.value}});
+    return {{"source", p.source},
+            {"measurement", p.label},
+            {"unit", p.unit},
+            {"judged", p.judged},
+            {"pairs", p.results.size()},
+            {"retests", p.retests.size()},
+            {"median", p.judgement.median},
+            {"threshold", p.judgement.threshold},
+            {"slow", slow},
+            {"bad", names(p.bad)},
+            {"unresolved", names(p.unresolved)}};
+}
+
+}  // namespace
+
 nlohmann::json fleet_json(const FleetResult& r) {
     nlohmann::json nodes = nlohmann::json::array(), findings = nlohmann::json::array();
     for (const auto& n : r.nodes)
@@ -55,19 +92,37 @@ nlohmann::json fleet_json(const FleetResult& r) {
     nlohmann::json drain = nlohmann::json::array();
     for (const auto& n : r.nodes)
         if (n.state == NodeState::kDrain)
-            drain.push_back({{"name", n.name}, {"reason", join(n.reasons, "; ")}});
-    return {{"schema", "trainrig.fleet"},
-            {"schema_version", 1},
-            {"line", fleet_line(r)},
-            {"counts",
-             {{"ready", r.count(NodeState::kReady)},
-              {"drain", r.count(NodeState::kDrain)},
-              {"drifted", r.count(NodeState::kDrifted)},
-              {"unknown", r.count(NodeState::kUnknown)}}},
-            {"nodes", nodes},
-            {"findings", findings},
-            {"drain", drain},
-            {"exit_code", r.exit_code()}};
+            drain.push_back({{"name", n.name},
+                             {"reason", join(n.reasons, "; ")},
+                             {"scheduler_reason", scheduler_reason(n)}});
+    nlohmann::json measurements = nlohmann::json::array();
+    for (const auto& m : r.measurements)
+        measurements.push_back({{"id", m.id},
+                                {"label", m.label},
+                                {"params", m.params},
+                                {"unit", m.unit},
+                                {"higher_is_better", m.higher_is_better},
+                                {"judged", m.judged},
+                                {"nodes", m.nodes},
+                                {"count", m.values.size()},
+                                {"median", m.median},
+                                {"allowed", m.allowed},
+                                {"outliers", m.flagged.size()}});
+    nlohmann::json doc = {{"schema", "trainrig.fleet"},
+                          {"schema_version", 1},
+                          {"line", fleet_line(r)},
+                          {"counts",
+                           {{"ready", r.count(NodeState::kReady)},
+                            {"drain", r.count(NodeState::kDrain)},
+                            {"drifted", r.count(NodeState::kDrifted)},
+                            {"unknown", r.count(NodeState::kUnknown)}}},
+                          {"nodes", nodes},
+                          {"findings", findings},
+                          {"drain", drain},
+                          {"measurements", measurements},
+                          {"exit_code", r.exit_code()}};
+    if (r.pairs) doc["pairs"] = pairs_json(*r.pairs, r);
+    return doc;
 }
 
 }  // namespace trainrig::fleet

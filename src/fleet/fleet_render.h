@@ -12,6 +12,9 @@ namespace trainrig::fleet {
 // "FLEET: 61 READY, 2 to drain, 1 drifted, 0 unknown (64 nodes)"
 std::string fleet_line(const FleetResult& r);
 std::string render_fleet_text(const FleetResult& r, bool verbose);
+// What a scheduler is told when it drains the node (`trainrig slurm healthcheck`'s format):
+// "trainrig:<id> <detail>" of its first reason, cut to the length Slurm shows.
+std::string scheduler_reason(const NodeVerdict& n);
 nlohmann::json fleet_json(const FleetResult& r);
 
 }  // namespace trainrig::fleet

@@ -98,6 +98,10 @@ void add_measurements(const json& bench, NodeInput& n) {
             target.erase(where);
         m.key = r->bench + "/" + r->name + "/" + r->params.dump() + "/" + target.dump();
         m.label = r->bench + " " + r->name;
+        for (const json* part : {&r->params, static_cast<const json*>(&target)})
+            if (part->is_object())
+                for (const auto& [k, v] : part->items())
+                    m.params += (m.params.empty() ? "" : " ") + k + "=" + text_of(v);
         m.unit = r->unit;
         m.value = r->median();
         m.higher_is_better = bench::higher_is_better(*r);
@@ -193,7 +197,9 @@ std::vector<NodeInput> load_nodes(const std::vector<std::string>& paths) {
         for (const auto& e : fs::directory_iterator(p, ec)) {
             if (e.is_directory() && fs::exists(e.path() / "report.json"))
                 inside.push_back(e.path().string());
-            else if (e.is_regular_file() && e.path().extension() == ".json")
+            // A fleet report written into the same folder (`fleet judge --out`) is no node.
+            else if (e.is_regular_file() && e.path().extension() == ".json" &&
+                     e.path().filename() != kFleetReportJson)
                 inside.push_back(e.path().string());
         }
         std::sort(inside.begin(), inside.end());

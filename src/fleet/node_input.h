@@ -13,6 +13,7 @@ namespace trainrig::fleet {
 struct Measurement {
     std::string key;     // the same measurement on every node: bench, name, params, target
     std::string label;   // "gemm bf16", "loader tokens"
+    std::string params;  // how it was measured, for people: "dtype=bf16 m=8192", or ""
     std::string device;  // "GPU 3", a disk, or "" for the node as a whole
     std::string unit;
     double value = 0;  // the median of its samples
@@ -35,8 +36,12 @@ struct NodeInput {
 // Reads one path: a report directory, a report.json, or a snapshot JSON.
 NodeInput load_node(const std::string& path);
 
+// The fleet report's JSON file (fleet_report.h), which a folder of nodes may also hold.
+inline constexpr const char* kFleetReportJson = "fleet-report.json";
+
 // Every node under the paths: a report directory is one node; another directory gives each
-// report directory and each *.json directly inside it; a file is one node. Sorted by name.
+// report directory and each *.json directly inside it (but fleet-report.json); a file is one
+// node. Sorted by name.
 std::vector<NodeInput> load_nodes(const std::vector<std::string>& paths);
 
 }  // namespace trainrig::fleet

@@ -3,9 +3,12 @@
 // every collective is the identity. The CUDA backend adds NCCL over the same interface.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -23,6 +26,13 @@ public:
     // Copies `bytes` from root's buffer into everyone's.
     virtual Status broadcast(void* data, size_t bytes, int root) = 0;
     virtual Status barrier() = 0;
+    // Each rank's bytes, in rank order, on `root` (an empty list elsewhere). A rank that has not
+    // started sending by `deadline` is nullopt: a hung node must not hang the one that reports.
+    // After a gather that missed a rank, only abort() ends the job (a collective would wait).
+    virtual Result<std::vector<std::optional<std::string>>> gather(
+        const std::string& mine, int root, std::chrono::steady_clock::time_point deadline);
+    // Ends every rank of the job with `code` (MPI_Abort); a single process just exits.
+    [[noreturn]] virtual void abort(int code);
 };
 
 class LocalCommunicator final : public Communicator {
@@ -39,6 +49,10 @@ public:
 // True when this process was started by an MPI launcher (Open MPI's mpirun, or srun with PMI):
 // the environment names a world size.
 bool launched_by_mpi();
+// Removes the launcher's variables (OMPI_*, PMIX_*, PMI_*) from this process's environment once
+// MPI is initialised, so that the programs it starts (validate's stages) do not take themselves
+// for ranks of the job.
+void hide_launcher_from_children();
 // The WORLD_SIZE a torchrun-style launcher set (trainrig launch, torchrun), 1 when none.
 int torchrun_world_size();
 // MPI when launched by mpirun/srun and built with MPI; otherwise the local communicator. An MPI

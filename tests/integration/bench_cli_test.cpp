@@ -33,9 +33,9 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-const std::vector<std::string> kIds = {"cpu-mem", "storage",   "h2d",    "d2h",
-                                       "hbm",     "gemm",      "p2p",    "nccl",
-                                       "burn",    "tokenizer", "loader", "train"};
+const std::vector<std::string> kIds = {"cpu-mem", "storage", "h2d",  "d2h",
+                                       "hbm",     "gemm",    "p2p",  "nccl",
+                                       "nccl-pairs", "burn", "tokenizer", "loader", "train"};
 
 // No GPU benchmark plugin, whatever this build or machine has: the GPU benchmarks skip.
 const std::string kNoPlugin = "TRAINRIG_GPU_BENCH_PLUGIN=/nonexistent/libtrainrig_gpu_bench.so";

@@ -29,6 +29,21 @@ protected:
         fs::create_directories(dir_);
     }
     void TearDown() override { fs::remove_all(dir_); }
+    // node01..node04 from one collected snapshot (node03 another BIOS, node04 a GPU at x8) and
+    // node05 cut in half, in dir_.
+    void write_snapshots() {
+        const auto collected =
+            run_trainrig("collect --root " + fixture("hgx-8xh100"), nvml("hgx-8xh100"));
+        ASSERT_EQ(collected.rc, 0) << collected.err;
+        for (int i = 1; i <= 4; ++i) {
+            json s = json::parse(collected.out);
+            s["host"]["hostname"] = "node0" + std::to_string(i);
+            if (i == 3) s["host"]["bios_version"] = "2.0";
+            if (i == 4) s["nvml"]["gpus"][2]["pcie"]["width"] = 8;
+            std::ofstream(dir_ / ("node0" + std::to_string(i) + ".json")) << s.dump();
+        }
+        std::ofstream(dir_ / "node05.json") << collected.out.substr(0, collected.out.size() / 2);
+    }
     std::map<std::string, json> states(const json& doc) {
         std::map<std::string, json> out;
         for (const auto& n : doc["nodes"]) out[n["name"]] = n;
@@ -38,17 +53,7 @@ protected:
 };
 
 TEST_F(FleetCli, SnapshotsWithDriftAnX8LinkAndATruncatedFile) {
-    const auto collected =
-        run_trainrig("collect --root " + fixture("hgx-8xh100"), nvml("hgx-8xh100"));
-    ASSERT_EQ(collected.rc, 0) << collected.err;
-    for (int i = 1; i <= 4; ++i) {
-        json s = json::parse(collected.out);
-        s["host"]["hostname"] = "node0" + std::to_string(i);
-        if (i == 3) s["host"]["bios_version"] = "2.0";
-        if (i == 4) s["nvml"]["gpus"][2]["pcie"]["width"] = 8;
-        std::ofstream(dir_ / ("node0" + std::to_string(i) + ".json")) << s.dump();
-    }
-    std::ofstream(dir_ / "node05.json") << collected.out.substr(0, collected.out.size() / 2);
+    write_snapshots();
     auto r = run_trainrig("fleet judge --json " + dir_.string());
     EXPECT_EQ(r.rc, 1) << r.err;
     const json doc = json::parse(r.out);
@@ -90,6 +95,113 @@ TEST_F(FleetCli, ReportDirectoriesOfDifferentMachinesAreShapeFindings) {
         }
     EXPECT_TRUE(gpus) << doc["findings"].dump(1);
     EXPECT_EQ(states(doc)["a100-node01"]["state"], "DRAIN") << doc["nodes"].dump(1);
+}
+
+// A pairs file: node02 slow with each of its partners, every other pair at full speed.
+std::string pairs_file(const fs::path& path, const std::string& odd_node = "node01") {
+    json pairs = json::array();
+    for (const auto& [a, b] :
+         std::vector<std::pair<std::string, std::string>>{{odd_node, "node03"},
+                                                          {"node01", "node04"},
+                                                          {"node03", "node04"},
+                                                          {"node01", "node05"},
+                                                          {"node03", "node05"},
+                                                          {"node04", "node05"}})
+        pairs.push_back({{"nodes", {a, b}}, {"value", 4.0e10}});
+    for (const char* partner : {"node01", "node03", "node04"})
+        pairs.push_back({{"nodes", {"node02", partner}}, {"value", 1.0e10}});
+    std::ofstream(path) << json{
+        {"schema", "trainrig.fleet.pairs"},
+        {"schema_version", 1},
+        {"measurement", "nccl all-reduce busbw"},
+        {"pairs", pairs}}.dump();
+    return path.string();
+}
+
+TEST_F(FleetCli, OutWritesTheFleetReportBesideWhatTheFolderHolds) {
+    write_snapshots();
+    const fs::path out = dir_.string() + "-report";
+    fs::create_directories(out);
+    std::ofstream(out / "notes.txt") << "the operator's notes";
+    const std::string pairs = pairs_file(dir_.string() + "-pairs.json");
+    auto r = run_trainrig("fleet judge --json " + dir_.string() + " --pairs " + pairs + " --out " +
+                          out.string());
+    EXPECT_EQ(r.rc, 1) << r.err;
+    for (const char* f : {"fleet-report.json", "fleet-report.md", "fleet-report.html"})
+        EXPECT_TRUE(fs::is_regular_file(out / f)) << f;
+    EXPECT_EQ(slurp(out / "notes.txt"), "the operator's notes");
+    // The file is what --json prints: the trainrig.fleet document in the command envelope.
+    EXPECT_EQ(slurp(out / "fleet-report.json"), r.out);
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc["schema"], "trainrig.fleet");
+    EXPECT_EQ(doc["schema_version"], 1);
+    EXPECT_EQ(doc["command"], "fleet judge");
+    EXPECT_EQ(doc["exit_code"], r.rc);
+    EXPECT_TRUE(doc["trainrig_version"].is_string());
+    size_t counted = 0;
+    for (const auto& [state, n] : doc["counts"].items()) counted += n.get<size_t>();
+    EXPECT_EQ(counted, doc["nodes"].size());
+    auto st = states(doc);
+    EXPECT_EQ(st["node02"]["state"], "DRAIN");
+    EXPECT_EQ(st["node02"]["reasons"][0],
+              "pair.nccl.all-reduce.busbw slow with all 3 partners, 3 known good");
+    EXPECT_EQ(doc["pairs"]["bad"], json::array({"node02"}));
+    std::map<std::string, std::string> drain;
+    for (const auto& d : doc["drain"]) drain[d["name"]] = d["scheduler_reason"];
+    EXPECT_EQ(drain, (std::map<std::string, std::string>{
+                         {"node02",
+                          "trainrig:pair.nccl.all-reduce.busbw slow with all 3 partners, "
+                          "3 known good"},
+                         {"node04", "trainrig:gpu.pcie-link"}}));
+    const std::string html = slurp(out / "fleet-report.html");
+    for (const char* name : {"node01", "node02", "node03", "node04", "node05"})
+        EXPECT_NE(html.find(name), std::string::npos) << name;
+    EXPECT_NE(slurp(out / "fleet-report.md").find("| `node04` | `trainrig:gpu.pcie-link` |"),
+              std::string::npos);
+    // Judged again into the same folder, the three files are replaced and nothing else moves.
+    r = run_trainrig("fleet judge " + dir_.string() + " --out " + out.string());
+    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_NE(r.out.find("report: " + (out / "fleet-report.html").string()), std::string::npos);
+    EXPECT_FALSE(json::parse(slurp(out / "fleet-report.json")).contains("pairs"));
+    EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 4);
+    fs::remove_all(out);
+    fs::remove(pairs);
+}
+
+TEST_F(FleetCli, AFailedWriteLeavesNoHalfReport) {
+    write_snapshots();
+    // Files larger than 4 KiB cannot be written (EFBIG, the signal ignored): the HTML page fails.
+    auto judge_limited = [&](const fs::path& out) {
+        return run_sh("sh -c \"trap '' XFSZ; ulimit -f 8; exec " + std::string(TRAINRIG_BINARY) +
+                      " fleet judge " + dir_.string() + " --out " + out.string() + "\"");
+    };
+    const fs::path fresh = dir_ / "fresh";
+    auto r = judge_limited(fresh);
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_NE(r.err.find("no report was written"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(fresh));
+    const fs::path kept = dir_ / "kept";
+    fs::create_directories(kept);
+    std::ofstream(kept / "fleet-report.json") << "last week's";
+    std::ofstream(kept / "notes.txt") << "notes";
+    r = judge_limited(kept);
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_EQ(slurp(kept / "fleet-report.json"), "last week's");
+    EXPECT_EQ(slurp(kept / "notes.txt"), "notes");
+    EXPECT_FALSE(fs::exists(kept / "fleet-report.html"));
+    for (const fs::path& d : {dir_, kept})  // no temporary directory left anywhere
+        for (const auto& e : fs::directory_iterator(d))
+            EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
+}
+
+TEST_F(FleetCli, APairsFileNamingAnotherNodeIsRefused) {
+    write_snapshots();
+    const std::string pairs = pairs_file(dir_.string() + "-pairs.json", "node77");
+    auto r = run_trainrig("fleet judge " + dir_.string() + " --pairs " + pairs);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("names node77, which is not among the nodes judged"), std::string::npos)
+        << r.err;
+    fs::remove(pairs);
 }
 
 TEST_F(FleetCli, NothingToJudgeIsOneSentence) {

@@ -64,9 +64,10 @@ TEST_F(CliContract, TheTableHasEveryLeaf) {
           "trainrig data inspect", "trainrig data verify",   "trainrig bench list",
           "trainrig bench run",    "trainrig watch",         "trainrig watch report",
           "trainrig train",        "trainrig validate",      "trainrig report",
-          "trainrig report diff",  "trainrig report verify", "trainrig fleet judge"})
+          "trainrig report diff",  "trainrig report verify", "trainrig fleet judge",
+          "trainrig slurm healthcheck", "trainrig npd"})
         EXPECT_TRUE(paths.count(expected)) << expected;
-    EXPECT_EQ(paths.size(), 24u);
+    EXPECT_EQ(paths.size(), 26u);
 }
 
 TEST_F(CliContract, EveryLeafHasJsonOutputAndVerbose) {

@@ -27,5 +27,7 @@ Status run_burn_bench(const BenchContext& ctx, Records& out);
 Status run_p2p_bench(const BenchContext& ctx, Records& out);
 // nccl (nccl_bench.cpp): collective bandwidth, nccl-tests style.
 Status run_nccl_bench(const BenchContext& ctx, Records& out);
+// nccl-pairs (nccl_pairs_bench.cpp): all-reduce between every pair of nodes, then the bad node.
+Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out);
 
 }  // namespace trainrig::cuda

@@ -47,22 +47,7 @@ Launch detect_launch() {
 
 Result<ncclUniqueId> mpi_unique_id([[maybe_unused]] const Launch& l) {
 #ifdef TRAINRIG_HAVE_MPI
-    int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (finalized != 0) return Status{Errc::kUnsupported, "MPI was already finalized"};
-    if (initialized == 0) {
-        // This library was loaded RTLD_LOCAL by trainrig; Open MPI's components (loaded by
-        // MPI_Init with dlopen) need libmpi's symbols global, so promote the loaded copy.
-        ::dlopen("libmpi.so.40", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-        if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) return Status{Errc::kIo, "MPI_Init failed"};
-        // At process exit, so a second benchmark in the same process still has MPI.
-        std::atexit([] {
-            int done = 0;
-            MPI_Finalized(&done);
-            if (done == 0) MPI_Finalize();
-        });
-    }
+    TRAINRIG_TRY(ensure_mpi());
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -83,6 +68,28 @@ Result<ncclUniqueId> mpi_unique_id([[maybe_unused]] const Launch& l) {
 }
 
 }  // namespace
+
+#ifdef TRAINRIG_HAVE_MPI
+Status ensure_mpi() {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (finalized != 0) return Status{Errc::kUnsupported, "MPI was already finalized"};
+    if (initialized == 0) {
+        // This library was loaded RTLD_LOCAL by trainrig; Open MPI's components (loaded by
+        // MPI_Init with dlopen) need libmpi's symbols global, so promote the loaded copy.
+        ::dlopen("libmpi.so.40", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+        if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) return Status{Errc::kIo, "MPI_Init failed"};
+        // At process exit, so a second benchmark in the same process still has MPI.
+        std::atexit([] {
+            int done = 0;
+            MPI_Finalized(&done);
+            if (done == 0) MPI_Finalize();
+        });
+    }
+    return {};
+}
+#endif
 
 Result<NcclWorld> NcclWorld::create(const std::vector<GpuInfo>& gpus) {
     const Launch l = detect_launch();

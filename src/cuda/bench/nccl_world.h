@@ -15,6 +15,12 @@
 
 namespace trainrig::cuda {
 
+#ifdef TRAINRIG_HAVE_MPI
+// MPI_Init once per process (finalized at exit), with libmpi's symbols made global for Open MPI's
+// components; nothing when MPI is already up.
+Status ensure_mpi();
+#endif
+
 struct NcclRank {
     int rank = 0;
     GpuInfo gpu;

@@ -31,6 +31,8 @@ const std::vector<GpuBenchmark>& benchmarks() {
          run_burn_bench},
         {"p2p", "GPU-to-GPU copy bandwidth for every ordered pair", run_p2p_bench},
         {"nccl", "NCCL collectives over a size sweep, nccl-tests' busbw", run_nccl_bench},
+        {"nccl-pairs", "NCCL all-reduce between node pairs under mpirun, and the bad node",
+         run_nccl_pairs_bench},
     };
     return kBenchmarks;
 }

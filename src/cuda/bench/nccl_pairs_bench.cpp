@@ -1,0 +1,316 @@
+// nccl-pairs: the network between nodes, one pair of nodes at a time (docs/fleet.md, "Node
+// pairs"). Under mpirun with one process per GPU on every node (`mpirun -npernode G`), each round
+// of the schedule (fleet/pair_schedule.h: every pair in n - 1 rounds, or TRAINRIG_PAIR_SAMPLE
+// random pairs) runs an NCCL all-reduce over all the GPUs of both nodes of each pair, the pairs
+// of a round at once. A pair below the others makes both nodes suspects; each suspect is then
+// measured against a node known good, and the bad node is named. Rank 0 reports one record per
+// pair measured, then the judgement. The method per pair is the nccl benchmark's (nccl-tests'
+// busbw, slowest rank, outputs checked on the GPU).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "bench/collective_math.h"
+#include "cuda/bench/benchmarks.h"
+#include "cuda/bench/nccl_world.h"
+#include "cuda/device_memory.h"
+#include "cuda/kernels.h"
+#include "fleet/pair_schedule.h"
+
+#ifdef TRAINRIG_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace trainrig::cuda {
+
+#ifdef TRAINRIG_HAVE_MPI
+namespace {
+
+constexpr int kPairWarmup = 5;  // nccl-tests -w, as the nccl benchmark
+constexpr bench::Collective kOp = bench::Collective::kAllReduce;
+
+struct Placement {
+    int rank = 0;        // in MPI_COMM_WORLD
+    int node = 0;        // this process's node, 0..nodes-1 in rank order
+    int nodes = 0;
+    int local_rank = 0;  // on its node
+    std::vector<std::string> hosts;  // every node's name, on world rank 0
+};
+
+// Which node each rank is on: ranks sharing memory are one node; node leaders (local rank 0)
+// number the nodes and send their names to world rank 0, itself the leader of node 0.
+Placement place() {
+    Placement p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
+    MPI_Comm node_comm = MPI_COMM_NULL;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, p.rank, MPI_INFO_NULL, &node_comm);
+    MPI_Comm_rank(node_comm, &p.local_rank);
+    MPI_Comm leaders = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, p.local_rank == 0 ? 0 : MPI_UNDEFINED, p.rank, &leaders);
+    int where[2] = {0, 0};  // this node's index, the number of nodes
+    if (leaders != MPI_COMM_NULL) {
+        MPI_Comm_rank(leaders, &where[0]);
+        MPI_Comm_size(leaders, &where[1]);
+        char host[MPI_MAX_PROCESSOR_NAME] = {};
+        int len = 0;
+        MPI_Get_processor_name(host, &len);
+        std::vector<char> all(static_cast<size_t>(where[1]) * MPI_MAX_PROCESSOR_NAME);
+        MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
+                   MPI_CHAR, 0, leaders);
+        if (where[0] == 0)
+            for (int i = 0; i < where[1]; ++i) {
+                const char* name = all.data() + static_cast<size_t>(i) * MPI_MAX_PROCESSOR_NAME;
+                p.hosts.emplace_back(name, strnlen(name, MPI_MAX_PROCESSOR_NAME));
+            }
+        MPI_Comm_free(&leaders);
+    }
+    MPI_Bcast(where, 2, MPI_INT, 0, node_comm);
+    MPI_Comm_free(&node_comm);
+    p.node = where[0];
+    p.nodes = where[1];
+    return p;
+}
+
+// One pair's measurement as its first rank knows it; a = -1 on every other rank.
+struct PairOutcome {
+    double a = -1, b = -1;
+    double busbw = 0;  // median of the samples, bytes/s
+    double bad = 0;    // output floats that differ from the expected values, all ranks
+    double failed = 0;  // 1 when the measurement could not be made
+};
+
+struct NcclComm {
+    ncclComm_t comm = nullptr;
+    ~NcclComm() {
+        if (comm != nullptr) ncclCommDestroy(comm);
+    }
+};
+
+// The all-reduce over every rank of `pair` (the GPUs of both nodes): samples of back-to-back
+// operations, the slowest rank's time per sample, then the outputs checked.
+Result<PairOutcome> measure_pair(MPI_Comm pair, const GpuInfo& gpu, size_t size, int samples) {
+    int prank = 0, psize = 0;
+    MPI_Comm_rank(pair, &prank);
+    MPI_Comm_size(pair, &psize);
+    ncclUniqueId id{};
+    if (prank == 0) NCCL_TRY(ncclGetUniqueId(&id));
+    if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, pair) != MPI_SUCCESS)
+        return Status{Errc::kIo, "MPI_Bcast of a pair's NCCL unique id failed"};
+    CUDA_TRY(cudaSetDevice(gpu.index));
+    NcclComm comm;
+    NCCL_TRY(ncclCommInitRank(&comm.comm, psize, id, prank));
+    auto stream = make_stream();
+    if (!stream.ok()) return stream.status();
+    const bench::CollectiveCounts n = bench::collective_counts(kOp, size, sizeof(float), psize);
+    const size_t bytes = bench::collective_size_bytes(n, sizeof(float));
+    const int iters = bytes > (size_t{256} << 20) ? 5 : 20;
+    auto send = device_alloc(n.send_count * sizeof(float));
+    auto recv = device_alloc(n.recv_count * sizeof(float));
+    auto counter = device_alloc(sizeof(unsigned long long));
+    auto start = make_event();
+    auto stop = make_event();
+    for (const Status* st :
+         {&send.status(), &recv.status(), &counter.status(), &start.status(), &stop.status()})
+        TRAINRIG_TRY(*st);
+    cudaStream_t s = stream->get();
+    TRAINRIG_TRY(
+        fill_collective_input(static_cast<float*>(send->get()), n.send_count, prank, s));
+    CUDA_TRY(cudaMemsetAsync(recv->get(), 0xFF, n.recv_count * sizeof(float), s));
+    auto op = [&]() -> Status {
+        NCCL_TRY(ncclAllReduce(send->get(), recv->get(), n.send_count, ncclFloat, ncclSum,
+                               comm.comm, s));
+        return {};
+    };
+    for (int k = 0; k < kPairWarmup; ++k) TRAINRIG_TRY(op());
+    std::vector<double> times;
+    for (int k = 0; k < samples; ++k) {
+        CUDA_TRY(cudaEventRecord(start->get(), s));
+        for (int i = 0; i < iters; ++i) TRAINRIG_TRY(op());
+        CUDA_TRY(cudaEventRecord(stop->get(), s));
+        auto ms = elapsed_ms(start->get(), stop->get());
+        if (!ms.ok()) return ms.status();
+        times.push_back(*ms / 1e3 / iters);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, times.data(), samples, MPI_DOUBLE, MPI_MAX, pair);
+    auto* count = static_cast<unsigned long long*>(counter->get());
+    CUDA_TRY(cudaMemsetAsync(count, 0, sizeof *count, s));
+    TRAINRIG_TRY(count_collective_mismatches(static_cast<const float*>(recv->get()),
+                                             n.recv_count, kOp, psize, prank, n.block, count, s));
+    unsigned long long mine = 0;
+    CUDA_TRY(cudaMemcpyAsync(&mine, count, sizeof mine, cudaMemcpyDeviceToHost, s));
+    TRAINRIG_TRY(wait_stream(s));
+    double bad = static_cast<double>(mine);
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_DOUBLE, MPI_SUM, pair);
+    std::vector<double> bw;
+    for (const double t : times) bw.push_back(bench::busbw(kOp, psize, static_cast<double>(bytes), t));
+    std::nth_element(bw.begin(), bw.begin() + static_cast<long>(bw.size() / 2), bw.end());
+    PairOutcome out;
+    out.busbw = bw[bw.size() / 2];
+    out.bad = bad;
+    return out;
+}
+
+// Runs the rounds; world rank 0 gets every pair's outcome. Every rank takes part in every
+// round's split and gather, so a pair that fails does not leave the others waiting.
+std::vector<PairOutcome> run_rounds(const Placement& p, const std::vector<fleet::Round>& rounds,
+                                    const GpuInfo& gpu, size_t size, int samples,
+                                    std::string& first_error) {
+    std::vector<PairOutcome> all;
+    int world = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    for (const auto& round : rounds) {
+        int color = MPI_UNDEFINED;
+        for (size_t i = 0; i < round.size(); ++i)
+            if (round[i].first == p.node || round[i].second == p.node) color = static_cast<int>(i);
+        MPI_Comm pair = MPI_COMM_NULL;
+        MPI_Comm_split(MPI_COMM_WORLD, color, p.rank, &pair);
+        PairOutcome mine;
+        if (pair != MPI_COMM_NULL) {
+            int prank = 0;
+            MPI_Comm_rank(pair, &prank);
+            auto r = measure_pair(pair, gpu, size, samples);
+            const auto& which = round[static_cast<size_t>(color)];
+            if (prank == 0) {
+                mine = r.ok() ? *r : PairOutcome{};
+                mine.a = which.first;
+                mine.b = which.second;
+                mine.failed = r.ok() ? 0 : 1;
+            }
+            if (!r.ok() && first_error.empty()) first_error = r.status().message();
+            MPI_Comm_free(&pair);
+        }
+        constexpr int kFields = 5;
+        const double sent[kFields] = {mine.a, mine.b, mine.busbw, mine.bad, mine.failed};
+        std::vector<double> gathered(p.rank == 0 ? static_cast<size_t>(world) * kFields : 0);
+        MPI_Gather(sent, kFields, MPI_DOUBLE, gathered.data(), kFields, MPI_DOUBLE, 0,
+                   MPI_COMM_WORLD);
+        for (size_t i = 0; i + kFields <= gathered.size(); i += kFields) {
+            const double* f = gathered.data() + i;
+            if (f[0] >= 0) all.push_back({f[0], f[1], f[2], f[3], f[4]});
+        }
+    }
+    return all;
+}
+
+// Rank 0's retest schedule, sent to every rank as pairs of ints.
+std::vector<fleet::Round> share_rounds(const Placement& p, const std::vector<fleet::Round>& r) {
+    std::vector<int> flat;
+    if (p.rank == 0)
+        for (const auto& round : r) {
+            flat.push_back(static_cast<int>(round.size()));
+            for (const auto& [a, b] : round) flat.insert(flat.end(), {a, b});
+        }
+    int count = static_cast<int>(flat.size());
+    MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    flat.resize(static_cast<size_t>(count));
+    MPI_Bcast(flat.data(), count, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<fleet::Round> out;
+    for (size_t i = 0; i < flat.size();) {
+        fleet::Round round(static_cast<size_t>(flat[i++]));
+        for (auto& [a, b] : round) {
+            a = flat[i++];
+            b = flat[i++];
+        }
+        out.push_back(std::move(round));
+    }
+    return out;
+}
+
+GpuRecord pair_record(const Placement& p, const PairOutcome& o, size_t size, bool retest,
+                      bool slow) {
+    const auto a = static_cast<size_t>(o.a), b = static_cast<size_t>(o.b);
+    GpuRecord rec;
+    rec.bench = "nccl-pairs";
+    rec.name = "all_reduce";
+    rec.unit = "bytes/s";
+    rec.samples = {o.busbw};
+    rec.params = {{"op", "all_reduce"}, {"size_bytes", size}, {"dtype", "float32"},
+                  {"metric", "busbw"},  {"nodes", {p.hosts[a], p.hosts[b]}},
+                  {"retest", retest}};
+    rec.target = {{"nodes", p.hosts[a] + "+" + p.hosts[b]}};
+    rec.counted = {{"slow", slow}, {"failed", o.failed != 0}};
+    rec.verified = o.failed == 0 && o.bad == 0;
+    rec.verify_detail = o.failed != 0 ? "the measurement failed on this pair"
+                        : o.bad == 0  ? "every rank's output equals the expected values"
+                                      : fmt::format("{:.0f} output floats differ", o.bad);
+    return rec;
+}
+
+int pair_sample() {
+    const char* v = std::getenv("TRAINRIG_PAIR_SAMPLE");
+    return v != nullptr ? std::max(0, std::atoi(v)) : 0;
+}
+
+}  // namespace
+
+Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out) {
+    TRAINRIG_TRY(ensure_mpi());
+    if (ctx.gpus.empty()) return Status{Errc::kUnsupported, "no GPU selected for this rank"};
+    const Placement p = place();
+    if (p.nodes < 2)
+        return Status{Errc::kUnsupported, "nccl-pairs needs at least 2 nodes",
+                      "run it under mpirun with one process per GPU on each node "
+                      "(mpirun -npernode G --hostfile hosts trainrig bench run nccl-pairs)"};
+    const GpuInfo& gpu = ctx.gpus[static_cast<size_t>(p.local_rank) % ctx.gpus.size()];
+    const size_t size = ctx.request.quick ? size_t{64} << 20 : size_t{1} << 30;
+    const int samples = ctx.repeats_or(ctx.request.quick ? 3 : 5);
+    const int k = pair_sample();
+    const auto rounds = k > 0 ? fleet::sampled_rounds(p.nodes, k, 1) : fleet::all_pairs_rounds(p.nodes);
+
+    std::string error;
+    const auto first = run_rounds(p, rounds, gpu, size, samples, error);
+    std::vector<fleet::PairResult> results;
+    for (const auto& o : first)
+        if (o.failed == 0)
+            results.push_back({{static_cast<int>(o.a), static_cast<int>(o.b)}, o.busbw});
+    const fleet::PairJudgement judged =
+        p.rank == 0 ? fleet::judge_pairs(results) : fleet::PairJudgement{};
+    const auto retest = share_rounds(p, p.rank == 0 ? fleet::retest_rounds(p.nodes, judged)
+                                                    : std::vector<fleet::Round>{});
+    const auto second = run_rounds(p, retest, gpu, size, samples, error);
+    if (p.rank != 0) return error.empty() ? Status{} : Status{Errc::kIo, error};
+
+    auto is_slow = [&](const PairOutcome& o) {
+        return std::find(judged.slow.begin(), judged.slow.end(),
+                         fleet::NodePair{static_cast<int>(o.a), static_cast<int>(o.b)}) !=
+               judged.slow.end();
+    };
+    for (const auto& o : first) out.push_back(pair_record(p, o, size, false, is_slow(o)).to_json());
+    std::vector<fleet::PairResult> retests;
+    for (const auto& o : second) {
+        const bool slow = o.failed == 0 && o.busbw < judged.threshold;
+        out.push_back(pair_record(p, o, size, true, slow).to_json());
+        if (o.failed == 0)
+            retests.push_back({{static_cast<int>(o.a), static_cast<int>(o.b)}, o.busbw});
+    }
+    GpuRecord verdict;
+    verdict.bench = "nccl-pairs";
+    verdict.name = "bad_nodes";
+    verdict.unit = "nodes";
+    nlohmann::json blamed = nlohmann::json::array(), suspects = nlohmann::json::array();
+    for (const int n : fleet::blame(judged, retests)) blamed.push_back(p.hosts[static_cast<size_t>(n)]);
+    for (const int n : judged.suspects) suspects.push_back(p.hosts[static_cast<size_t>(n)]);
+    verdict.samples = {static_cast<double>(blamed.size())};
+    verdict.params = {{"nodes", p.nodes}, {"pairs", first.size()}, {"retests", second.size()},
+                      {"sampled", k}};
+    verdict.counted = {{"median_busbw", judged.median}, {"threshold_busbw", judged.threshold},
+                       {"suspects", suspects},         {"blamed", blamed}};
+    verdict.verified = error.empty();
+    verdict.verify_detail = error.empty() ? "every pair measured" : "a pair failed: " + error;
+    out.push_back(verdict.to_json());
+    return error.empty() ? Status{} : Status{Errc::kIo, error};
+}
+
+#else
+
+Status run_nccl_pairs_bench(const BenchContext&, Records&) {
+    return Status{Errc::kUnsupported, "nccl-pairs needs MPI, and this plugin was built without it",
+                  "install libopenmpi-dev and rebuild"};
+}
+
+#endif
+
+}  // namespace trainrig::cuda

@@ -1,0 +1,80 @@
+#include "health/cached_report.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/user_file.h"
+#include "core/utc_time.h"
+
+namespace trainrig::health {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string text_of(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+Result<CachedReport> read_report_json(const std::string& file) {
+    auto text = read_user_file(file, "--report", 64u << 20);
+    if (!text) return text.status();
+    const auto j = nlohmann::json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || text_of(j, "schema") != "trainrig.validate")
+        return Status(Errc::kInvalidInput,
+                      fmt::format("{} is not a trainrig.validate report", file),
+                      "pass a report directory written by `trainrig validate`");
+    CachedReport r;
+    r.path = file;
+    r.host = text_of(j, "host");
+    r.verdict = text_of(j, "verdict");
+    r.finished_at = text_of(j, "finished_at");
+    const auto finished = parse_utc_iso8601(r.finished_at);
+    if (!finished)
+        return Status(Errc::kInvalidInput,
+                      fmt::format("{} has no finished_at time (a report cut short?)", file));
+    r.finished = *finished;
+    if (const auto it = j.find("items"); it != j.end() && it->is_array())
+        for (const auto& item : *it) {
+            if (!item.is_object() || text_of(item, "level") != "fail" ||
+                text_of(item, "stage") == "doctor")
+                continue;
+            r.failed.push_back({text_of(item, "id"), text_of(item, "summary")});
+        }
+    return r;
+}
+
+}  // namespace
+
+Result<CachedReport> read_cached_report(const std::string& path) {
+    std::error_code ec;
+    const fs::path p(path);
+    if (fs::is_regular_file(p, ec)) return read_report_json(path);
+    if (!fs::is_directory(p, ec))
+        return Status(Errc::kNotFound, fmt::format("no validate report at {}", path));
+    if (fs::is_regular_file(p / "report.json", ec)) return read_report_json(p / "report.json");
+    // A folder of report directories: the one that finished last. One unreadable report does not
+    // hide the others, but is not skipped silently when it is the only one.
+    std::optional<CachedReport> newest;
+    Status last_error(Errc::kNotFound, fmt::format("no validate report in {}", path),
+                      "write one with `trainrig validate --report DIR` under it");
+    for (const auto& entry : fs::directory_iterator(p, ec)) {
+        const fs::path file = entry.path() / "report.json";
+        if (!fs::is_regular_file(file, ec)) continue;
+        auto r = read_report_json(file);
+        if (!r) {
+            last_error = r.status();
+            continue;
+        }
+        if (!newest || r->finished > newest->finished) newest = std::move(r).value();
+    }
+    if (ec)
+        return Status(Errc::kIo, fmt::format("cannot list {}: {}", path, ec.message()));
+    if (!newest) return last_error;
+    return *newest;
+}
+
+}  // namespace trainrig::health

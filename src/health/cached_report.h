@@ -1,0 +1,29 @@
+// The latest `trainrig validate` report of this node, as the health check reads it: its failed
+// measurements (benchmarks, training, watch) are problems until a newer report passes. Doctor's
+// own items are not taken from it: the health check runs those checks again, now.
+#pragma once
+
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "health/node_health.h"
+
+namespace trainrig::health {
+
+struct CachedReport {
+    std::string path;         // the report.json read
+    std::string host;         // the host it is about
+    std::string finished_at;  // when validate finished
+    std::time_t finished = 0;
+    std::string verdict;
+    std::vector<Problem> failed;  // level "fail", stage other than doctor
+};
+
+// `path` is a report directory, its report.json, or a folder of report directories (the newest
+// finished one is taken). kNotFound when there is none; kInvalidInput when it is not a
+// trainrig.validate report.
+Result<CachedReport> read_cached_report(const std::string& path);
+
+}  // namespace trainrig::health

@@ -3,12 +3,13 @@
 #               `trainrig validate` on this machine: its verdict and report
 #   make test   install what is missing, build, and run the whole test suite
 BUILD ?= build
+PKG_BUILD ?= build-pkg
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 30
 VALIDATE_FLAGS ?= --level quick
 
-.PHONY: all deps build run test test-asan fuzz format clean
+.PHONY: all deps build run test test-asan fuzz package format clean
 
 all: build
 
@@ -38,6 +39,18 @@ test-asan: deps
 	@cmake --build --preset debug-asan -j $(JOBS)
 	@ctest --preset debug-asan -j $(JOBS)
 
+# The Debian package (docs/packaging.md): install what building needs (not the tests' packages),
+# a Release build of what trainrig runs (no tests, no microbenchmarks) in $(PKG_BUILD), then
+# CPack; prints the path of trainrig_<version>_<arch>.deb.
+package:
+	@bash scripts/install-deps.sh --build
+	@cmake -S . -B $(PKG_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINRIG_BUILD_TESTS=OFF \
+	  -DTRAINRIG_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(PKG_BUILD) -j $(JOBS)
+	@rm -f $(PKG_BUILD)/trainrig_*.deb
+	@cd $(PKG_BUILD) && cpack -G DEB >cpack.log 2>&1 || { cat cpack.log >&2; exit 1; }
+	@cd $(PKG_BUILD) && ls "$$PWD"/trainrig_*.deb
+
 # libFuzzer harnesses in a separate clang build (ASan + UBSan), FUZZ_SECONDS each.
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -52,4 +65,4 @@ format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) build-fuzz build-asan build-cpu
+	rm -rf $(BUILD) $(PKG_BUILD) build-fuzz build-asan build-cpu

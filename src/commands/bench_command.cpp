@@ -1,7 +1,10 @@
 // `trainrig bench list|run`: measured baselines with a verdict against what the hardware should
 // reach (docs/METHODOLOGY.md), as a table or trainrig.bench JSON (docs/formats.md).
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -62,7 +65,8 @@ public:
             ->envname("TRAINRIG_BENCH_REPEATS");
         run_->add_flag("--keep-partial", keep_partial_,
                        "On Ctrl-C or SIGTERM, still print what was measured until then (the JSON "
-                       "says \"interrupted\": true), then exit 130 or 143");
+                       "says \"interrupted\": true), then exit 130 or 143; stop the same way "
+                       "when the process that started it dies (validate's stages)");
         run_->add_option("--pass-ratio", thresholds_.pass,
                          "Pass at or above this fraction of the expected value (default 0.9)");
         run_->add_option("--warn-ratio", thresholds_.warn,
@@ -164,6 +168,10 @@ public:
 
         const CancelSignals signals;
         ctx.cancel = &CancelSignals::flag();
+        // A stage of validate runs in its own process group, out of reach of a kill aimed at
+        // validate (the OOM killer, MPI_Abort under validate --fleet): it must not outlive it
+        // and hold a GPU. SIGTERM when the parent dies, which stops it as a stop request does.
+        if (keep_partial_) ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         bench::BenchRun result;
         result.thresholds = thresholds_;
         result.machine = bench::collect_machine_facts();

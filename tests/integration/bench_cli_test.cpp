@@ -411,6 +411,32 @@ TEST(BenchKeepPartial, PrintsWhatWasMeasuredBeforeTheStop) {
     EXPECT_TRUE(cpu_mem) << r.out.substr(0, 2000);
 }
 
+// --keep-partial (validate's stages): when the process that started the run dies, the run stops
+// as on SIGTERM instead of measuring on alone. The fake GPU plugin's h2d would wait forever.
+TEST(BenchKeepPartial, StopsWhenItsParentDies) {
+    const fs::path out = fs::temp_directory_path() / ("orphan-" + std::to_string(::getpid()));
+    const std::string env = std::string("TRAINRIG_GPU_BENCH_PLUGIN=") +
+                            TRAINRIG_FAKE_GPU_BENCH_LIB + " FAKE_GPU_BENCH=slow";
+    // sh starts the run in the background, prints its pid, gives it a second to start, and exits:
+    // the run is orphaned.
+    auto r = run_sh("sh -c '" + env + " " + TRAINRIG_BINARY +
+                    " bench run h2d --keep-partial --json > " + out.string() +
+                    " 2>&1 & echo $!; sleep 1'");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const pid_t pid = std::stoi(r.out);
+    bool gone = false;
+    for (int i = 0; i < 250 && !gone; ++i) {
+        gone = ::kill(pid, 0) != 0;
+        if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(gone) << "the orphaned run (pid " << pid << ") is still measuring";
+    if (!gone) ::kill(pid, SIGKILL);
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"interrupted\": true"), std::string::npos) << text.substr(0, 2000);
+    fs::remove(out);
+}
+
 // ---- SIGINT -------------------------------------------------------------------------------------
 
 // The child's SigCgt mask from /proc: which signals it has handlers for.

@@ -12,6 +12,7 @@
 
 #include "doctor/report.h"
 #include "probe/collect.h"
+#include "validate/report_items.h"
 #include "validate/verdict.h"
 
 namespace trainrig::validate {
@@ -34,9 +35,6 @@ struct ValidateOptions {
     bool progress = false;            // a line on stderr as each stage starts
     std::vector<std::string> argv;    // the command line, for the report
 };
-
-// A doctor finding that did not pass, as a verdict item: fail, warn, or unknown (an error).
-Item finding_item(const Finding& f);
 
 // The names --skip takes besides doctor check ids and areas and benchmark ids.
 const std::vector<std::string>& stage_names();

@@ -192,9 +192,7 @@ private:
         for (const auto& op : ops)
             out += op.unset ? "  unset " + op.name + "\n"
                             : "  " + op.name + "=" + shell_quote(op.value) + "\n";
-        out += "exec:";
-        for (const auto& w : command_) out += " " + shell_quote(w);
-        return out + "\n";
+        return out + "exec: " + shell_command(command_) + "\n";
     }
 
     int emit(const std::string& text) { return emit_result(name(), output_, text); }
@@ -223,8 +221,7 @@ private:
         argv.insert(argv.end(), command_.begin(), command_.end());
         std::string out = fmt::format("ranks: {} (one per GPU {}), each binding itself\nexec:", n,
                                       join(ids, ","));
-        for (const auto& w : argv) out += " " + shell_quote(w);
-        out += "\n";
+        out += " " + shell_command(argv) + "\n";
         if (print_ && json_)
             return emit(json_result({{"schema", "trainrig.launch"},
                                      {"schema_version", 1},

@@ -58,8 +58,7 @@ public:
             return print_error(name(), s);
         }
         health::BudgetAlarm alarm(budget_s_, name());
-        options_.collect.deadline = std::min(
-            options_.collect.deadline, std::chrono::milliseconds(static_cast<long>(budget_s_ * 250)));
+        options_.collect.deadline = std::min(options_.collect.deadline, alarm.per_call());
         alarm.phase("reading the machine");
         auto health = health::check_health(options_);
         if (!health) {

@@ -31,12 +31,6 @@ std::string node_name(const std::optional<std::string>& flag, const std::string&
     return host.substr(0, host.find('.'));
 }
 
-std::string quoted(const std::vector<std::string>& argv) {
-    std::vector<std::string> words;
-    for (const auto& w : argv) words.push_back(shell_quote(w));
-    return join(words, " ");
-}
-
 class SlurmCommand : public Command {
 public:
     const char* name() const override { return "slurm"; }
@@ -78,10 +72,8 @@ public:
     int run(const GlobalOptions&) override {
         if (auto s = check_health_selection(options_); !s.ok()) return print_error(kCommand, s);
         health::BudgetAlarm alarm(budget_s_, kCommand);
-        // Each call gets a share of the budget, so that the alarm is the guard, not the rule.
-        const auto quarter = std::chrono::milliseconds(static_cast<long>(budget_s_ * 250));
-        options_.collect.deadline = std::min(options_.collect.deadline, quarter);
-        scontrol_.deadline = std::min(scontrol_.deadline, quarter);
+        options_.collect.deadline = std::min(options_.collect.deadline, alarm.per_call());
+        scontrol_.deadline = std::min(scontrol_.deadline, alarm.per_call());
 
         alarm.phase("reading the machine");
         auto checked = health::check_health(options_);
@@ -146,7 +138,7 @@ private:
             if (!action.message.empty()) text += action.message + "\n";
             if (!command.empty())
                 text += fmt::format("{}{}\n", dry_run_ ? "would run: " : error.ok() ? "ran: " : "failed: ",
-                                   quoted(command));
+                                   shell_command(command));
         }
         if (!error.ok()) print_error(kCommand, error);
         return emit_result(kCommand, output_, text, code);

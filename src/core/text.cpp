@@ -218,4 +218,10 @@ std::string shell_quote(std::string_view w) {
     return out + "'";
 }
 
+std::string shell_command(const std::vector<std::string>& argv) {
+    std::string out;
+    for (const auto& w : argv) out += (out.empty() ? "" : " ") + shell_quote(w);
+    return out;
+}
+
 }  // namespace trainrig

@@ -38,6 +38,8 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
 // A word a POSIX shell reads back as exactly `w`: as it is when plain, else single-quoted.
 std::string shell_quote(std::string_view w);
+// argv as one shell command line, each word quoted as shell_quote does.
+std::string shell_command(const std::vector<std::string>& argv);
 
 // "1.5 GiB", "512 MiB": binary units for memory sizes shown to humans.
 std::string human_bytes(uint64_t bytes);

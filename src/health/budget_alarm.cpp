@@ -39,7 +39,8 @@ extern "C" void on_alarm(int) {
 
 }  // namespace
 
-BudgetAlarm::BudgetAlarm(double seconds, const char* command) {
+BudgetAlarm::BudgetAlarm(double seconds, const char* command)
+    : per_call_(static_cast<long>(seconds * 250)) {
     g_command = command;
     g_seconds = static_cast<unsigned>(std::ceil(seconds));
     struct sigaction sa {};

@@ -4,6 +4,8 @@
 // Every call inside has its own shorter deadline; this is the guard behind them.
 #pragma once
 
+#include <chrono>
+
 namespace trainrig::health {
 
 class BudgetAlarm {
@@ -16,6 +18,12 @@ public:
     BudgetAlarm& operator=(const BudgetAlarm&) = delete;
     // What is running now, for the message: "reading the machine", "asking slurmctld".
     void phase(const char* what);
+    // The deadline of each call inside (NVML, scontrol): a quarter of the budget, so that the
+    // alarm is the guard, not the rule.
+    std::chrono::milliseconds per_call() const { return per_call_; }
+
+private:
+    std::chrono::milliseconds per_call_;
 };
 
 }  // namespace trainrig::health

@@ -15,6 +15,7 @@
 #include "plan/model_catalog.h"
 #include "train/backend.h"
 #include "train/device_run.h"
+#include "train/model_spec_bridge.h"
 #include "train/param_layout.h"
 #include "train/rng.h"
 #include "train/trainer.h"
@@ -224,7 +225,7 @@ std::vector<BenchRecord> records(const Outcome& o, const TrainBenchOptions& opti
 }  // namespace
 
 Result<std::vector<BenchRecord>> run_train_bench(const TrainBenchOptions& options) {
-    auto model = train::preset_config(options.model);
+    auto model = train::find_train_model(options.model);
     if (!model.ok()) return model.status();
     if (options.threads > 0) omp_set_num_threads(options.threads);
 

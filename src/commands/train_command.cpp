@@ -13,6 +13,7 @@
 #include "train/communicator.h"
 #include "train/device_run.h"
 #include "train/render_summary.h"
+#include "train/model_spec_bridge.h"
 #include "train/trainer.h"
 
 namespace trainrig {
@@ -22,7 +23,8 @@ class TrainCommand : public Command {
 public:
     const char* name() const override { return "train"; }
     const char* summary() const override {
-        return "Train the reference GPT-2 model on token shards: phase timing, MFU, checkpoints";
+        return "Train a GPT-2 or Llama-family model on token shards: phase timing, MFU, "
+               "checkpoints";
     }
 
     void declare(CLI::App& app) override {
@@ -36,7 +38,14 @@ public:
             ->expected(1, -1)
             ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
         app.add_option("--model", model_,
-                       "tiny, gpt2, gpt2-medium, gpt2-large or gpt2-xl (default tiny)");
+                       "tiny, gpt2…gpt2-xl, llama-tiny, or a plan catalog model such as "
+                       "llama3-8b (default tiny)");
+        app.add_option("--init-from", o_.init_from,
+                       "Start from a Hugging Face checkpoint (model.safetensors, or a folder "
+                       "with its index) of the --model-config model, to fine-tune it");
+        app.add_option("--model-config", model_config_,
+                       "A Hugging Face config.json (gpt2, llama, mistral, qwen2), read as plan "
+                       "reads it");
         app.add_option("--layers", layers_, "Custom shape: transformer blocks")
             ->check(CLI::PositiveNumber);
         app.add_option("--heads", heads_, "Custom shape: attention heads")
@@ -159,6 +168,10 @@ private:
             return Status(Errc::kInvalidInput,
                           "--model and --layers/--heads/--dim are alternatives",
                           "give one or the other");
+        if (!model_config_.empty() && (custom || !model_.empty()))
+            return Status(Errc::kInvalidInput,
+                          "--model-config and --model or --layers/--heads/--dim are alternatives",
+                          "give one of them");
         if (custom) {
             if (!layers_ || !heads_ || !dim_)
                 return Status(Errc::kInvalidInput,
@@ -169,8 +182,12 @@ private:
             o_.model.layers = layers_;
             o_.model.heads = heads_;
             o_.model.channels = dim_;
+        } else if (!model_config_.empty()) {
+            auto c = train::config_from_hf_file(model_config_);
+            if (!c.ok()) return c.status();
+            o_.model = *c;
         } else {
-            auto p = train::preset_config(model_.empty() ? "tiny" : model_);
+            auto p = train::find_train_model(model_.empty() ? "tiny" : model_);
             if (!p.ok()) return p.status();
             o_.model = *p;
         }
@@ -182,7 +199,7 @@ private:
     }
 
     train::TrainOptions o_;
-    std::string model_;
+    std::string model_, model_config_;
     int layers_ = 0, heads_ = 0, dim_ = 0, vocab_ = 0, threads_ = 0;
     bool json_ = false, no_progress_ = false, verbose_ = false;
     OutputOptions output_;

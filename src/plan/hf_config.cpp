@@ -59,6 +59,16 @@ public:
         }
         return it->get<std::string>();
     }
+    // A JSON object under `key`, null when absent or null; anything else fails.
+    const json* object(const char* key) {
+        auto it = doc_.find(key);
+        if (it == doc_.end() || it->is_null()) return nullptr;
+        if (!it->is_object()) {
+            fail(fmt::format("\"{}\" is {}, not an object", key, it->dump()));
+            return nullptr;
+        }
+        return &*it;
+    }
     void fail(std::string what) {
         if (status_.ok()) status_ = {Errc::kInvalidInput, fmt::format("{}: {}", where_, what)};
     }
@@ -90,6 +100,30 @@ ModelSpec read_gpt2(ConfigReader& r) {
     return m;
 }
 
+// transformers' rope_scaling: "llama3" (Llama 3.1 and later) rescales RoPE's low frequencies
+// and is part of the model; any other type would be computed differently, so it is refused
+// rather than ignored.
+void read_rope_scaling(ConfigReader& r, ModelSpec& m) {
+    const json* scaling = r.object("rope_scaling");
+    if (scaling == nullptr) return;
+    ConfigReader s(*scaling, "rope_scaling");
+    const std::string type = s.text("rope_type", s.text("type", ""));
+    if (type == "default") return;
+    if (type != "llama3") {
+        r.fail(fmt::format("rope_scaling type \"{}\" is not supported (only \"llama3\")", type));
+        return;
+    }
+    m.rope_scaling.factor = s.number("factor", 8.0);
+    m.rope_scaling.low_freq_factor = s.number("low_freq_factor", 1.0);
+    m.rope_scaling.high_freq_factor = s.number("high_freq_factor", 4.0);
+    m.rope_scaling.original_max_positions =
+        s.integer({"original_max_position_embeddings"}, 8192).value_or(8192);
+    if (!s.status().ok()) r.fail(s.status().message());
+    if (!(m.rope_scaling.factor >= 1) ||
+        !(m.rope_scaling.high_freq_factor > m.rope_scaling.low_freq_factor))
+        r.fail("rope_scaling needs factor >= 1 and high_freq_factor > low_freq_factor");
+}
+
 ModelSpec read_llama_like(ConfigReader& r, std::string_view type) {
     ModelSpec m;
     m.layers = to_int(r.integer({"num_hidden_layers"}));
@@ -116,6 +150,9 @@ ModelSpec read_llama_like(ConfigReader& r, std::string_view type) {
         m.mlp_bias = r.boolean("mlp_bias", false);
     }
     m.dropout = r.number("attention_dropout", 0.0) > 0;
+    m.rope_theta = r.number("rope_theta", 10000.0);
+    m.norm_eps = r.number("rms_norm_eps", 1e-6);
+    read_rope_scaling(r, m);
     return m;
 }
 

@@ -52,12 +52,22 @@ ModelSpec llama(std::string id, std::string name, std::string source, int layers
     return m;
 }
 
+// Llama 3's config.json: rope_theta 500000, rms_norm_eps 1e-5; 3.1 adds rope_scaling "llama3"
+// (factor 8, low 1, high 4, original context 8192).
+ModelSpec llama3(ModelSpec m, bool scaled) {
+    m.rope_theta = 500000;
+    if (scaled) m.rope_scaling = {8, 1, 4, 8192};
+    return m;
+}
+
 ModelSpec qwen2(std::string id, std::string name, int layers, int hidden, int heads, int kv_heads,
                 int64_t ffn, int64_t published) {
     auto m = llama(std::move(id), std::move(name),
                    "Qwen2.5 technical report (arXiv:2412.15115); Hugging Face Qwen config.json",
                    layers, hidden, heads, kv_heads, ffn, 152064, 131072, published);
     m.qkv_bias = true;  // Qwen2Attention: q/k/v_proj bias=True, o_proj bias=False
+    m.rope_theta = 1'000'000;  // Qwen2.5 config.json: rope_theta 1000000.0, rms_norm_eps 1e-6
+    m.norm_eps = 1e-6;
     return m;
 }
 
@@ -75,13 +85,18 @@ std::vector<ModelSpec> build_catalog() {
         llama("llama2-13b", "Llama-2-13B", l2, 40, 5120, 40, 40, 13824, 32000, 4096,
               13'015'864'320),
         llama("llama2-70b", "Llama-2-70B", l2, 80, 8192, 64, 8, 28672, 32000, 4096, 68'976'648'192),
-        llama("llama3-8b", "Llama-3-8B", l3, 32, 4096, 32, 8, 14336, 128256, 8192, 8'030'261'248),
-        llama("llama3-70b", "Llama-3-70B", l3, 80, 8192, 64, 8, 28672, 128256, 8192,
-              70'553'706'496),
-        llama("llama3.1-8b", "Llama-3.1-8B", l3, 32, 4096, 32, 8, 14336, 128256, 131072,
-              8'030'261'248),
-        llama("llama3.1-70b", "Llama-3.1-70B", l3, 80, 8192, 64, 8, 28672, 128256, 131072,
-              70'553'706'496),
+        llama3(llama("llama3-8b", "Llama-3-8B", l3, 32, 4096, 32, 8, 14336, 128256, 8192,
+                     8'030'261'248),
+               false),
+        llama3(llama("llama3-70b", "Llama-3-70B", l3, 80, 8192, 64, 8, 28672, 128256, 8192,
+                     70'553'706'496),
+               false),
+        llama3(llama("llama3.1-8b", "Llama-3.1-8B", l3, 32, 4096, 32, 8, 14336, 128256, 131072,
+                     8'030'261'248),
+               true),
+        llama3(llama("llama3.1-70b", "Llama-3.1-70B", l3, 80, 8192, 64, 8, 28672, 128256, 131072,
+                     70'553'706'496),
+               true),
         llama("mistral-7b", "Mistral-7B-v0.1",
               "Jiang et al. 2023 (arXiv:2310.06825); Hugging Face mistralai config.json", 32, 4096,
               32, 8, 14336, 32000, 32768, 7'241'732'096),

@@ -13,6 +13,15 @@ enum class FfnType { kGelu, kSwiglu };         // 2 matrices (up, down) or 3 (ga
 enum class NormType { kLayerNorm, kRmsNorm };  // weight + bias, or weight only
 enum class PositionType { kLearned, kRope };   // a max_positions x hidden table, or none
 
+// Llama 3.1's rescaling of RoPE's frequencies (transformers' rope_type "llama3"): wavelengths
+// longer than original/low_freq_factor are divided by `factor`, shorter than
+// original/high_freq_factor kept, and those between blended. factor 0: no rescaling.
+struct RopeScaling {
+    double factor = 0, low_freq_factor = 1, high_freq_factor = 4;
+    int64_t original_max_positions = 8192;
+    bool operator==(const RopeScaling&) const = default;
+};
+
 struct ModelSpec {
     std::string id;      // catalog id ("llama2-7b") or the config file's name
     std::string name;    // "Llama-2-7B"
@@ -33,6 +42,12 @@ struct ModelSpec {
     bool out_bias = false;         // attention output projection bias (GPT-2)
     bool mlp_bias = false;         // MLP biases (GPT-2)
     bool dropout = false;          // trained with dropout: its masks are stored for backward
+    // What the forward pass computes but the counts do not see (train builds from these):
+    // RoPE's base, Llama 3.1's frequency rescaling (rope_scaling "llama3"; factor 0 = none),
+    // and the norm's epsilon.
+    double rope_theta = 10000;
+    RopeScaling rope_scaling;
+    double norm_eps = 1e-5;
     int64_t published_params = 0;  // the exact count its authors publish, 0 when none
 };
 

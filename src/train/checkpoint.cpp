@@ -83,16 +83,6 @@ std::optional<int64_t> step_of(const std::string& name) {
     return v;
 }
 
-json config_json(const ModelConfig& c) {
-    return {{"name", c.name},
-            {"layers", c.layers},
-            {"heads", c.heads},
-            {"channels", c.channels},
-            {"max_seq", c.max_seq},
-            {"vocab", c.vocab},
-            {"padded_vocab", c.padded_vocab}};
-}
-
 // Reads straight into the float vector (a 1.5B model's file is 6 GB: no second copy).
 Result<std::vector<float>> read_floats(const std::string& path, const json& entry) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -145,14 +135,9 @@ Result<CheckpointState> read_checkpoint(const std::string& folder, const ModelCo
             return Status(Errc::kInvalidInput,
                           fmt::format("{}/state.json is not a version {} {} file", folder,
                                       kFormatVersion, kFormat));
-        const json& m = j.at("model");
-        s.model.name = m.at("name").get<std::string>();
-        s.model.layers = m.at("layers").get<int>();
-        s.model.heads = m.at("heads").get<int>();
-        s.model.channels = m.at("channels").get<int>();
-        s.model.max_seq = m.at("max_seq").get<int>();
-        s.model.vocab = m.at("vocab").get<int>();
-        s.model.padded_vocab = m.at("padded_vocab").get<int>();
+        auto model = model_config_from_json(j.at("model"), folder + "/state.json");
+        if (!model.ok()) return model.status();
+        s.model = std::move(model).value();
         if (j.at("config_hash").get<std::string>() != config_hash(expected)) {
             *other_shape = true;
             return Status(Errc::kInvalidInput,
@@ -277,7 +262,7 @@ Result<std::string> CheckpointStore::save(const CheckpointState& s) {
         {"format", kFormat},
         {"version", kFormatVersion},
         {"step", s.step},
-        {"model", config_json(s.model)},
+        {"model", model_config_json(s.model)},
         {"config_hash", config_hash(s.model)},
         {"loader", json::parse(s.loader_json.empty() ? "null" : s.loader_json)},
         {"rng_state", s.rng_state},

@@ -216,7 +216,7 @@ public:
         // On the host with the CPU backend's generator: every backend starts from the same
         // weights, so a CUDA run is comparable with the CPU reference from step 0.
         std::vector<float> params(total_);
-        init_gpt2_weights(ParamLayout(config_), config_.layers, seed, std::span<float>(params));
+        init_model_weights(ParamLayout(config_), config_.layers, seed, std::span<float>(params));
         return check(api_, api_.set_state(m_, params.data(), nullptr, nullptr));
     }
     Status zero_grads() override { return check(api_, api_.zero_grads(m_)); }
@@ -356,13 +356,7 @@ Result<std::unique_ptr<Backend>> make_device_backend(std::shared_ptr<DeviceWorld
                                                      const ModelConfig& config,
                                                      const OptimizerConfig& opt, int batch,
                                                      int seq) {
-    const nlohmann::json request = {{"model",
-                                     {{"layers", config.layers},
-                                      {"heads", config.heads},
-                                      {"channels", config.channels},
-                                      {"max_seq", config.max_seq},
-                                      {"vocab", config.vocab},
-                                      {"padded_vocab", config.padded_vocab}}},
+    const nlohmann::json request = {{"model", model_config_json(config)},
                                     {"optimizer",
                                      {{"beta1", opt.beta1},
                                       {"beta2", opt.beta2},

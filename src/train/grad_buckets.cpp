@@ -5,10 +5,6 @@
 namespace trainrig::train {
 namespace {
 
-bool per_layer(Param p) {
-    return p != Param::kWte && p != Param::kWpe && p != Param::kLnfW && p != Param::kLnfB;
-}
-
 void add(GradBucket& b, size_t offset, size_t size) {
     if (size == 0) return;
     b.ranges.push_back({offset, size});
@@ -40,7 +36,7 @@ std::vector<GradBucket> plan_grad_buckets(const ParamLayout& layout, int layers,
     for (int l = layers - 1; l >= 0; --l) {
         for (int i = 0; i < kParamCount; ++i) {
             const TensorSlot& s = layout[static_cast<Param>(i)];
-            if (!per_layer(static_cast<Param>(i))) continue;
+            if (!s.per_layer) continue;
             const size_t per = s.size / static_cast<size_t>(layers);
             add(open, s.offset + static_cast<size_t>(l) * per, per);
         }
@@ -52,8 +48,8 @@ std::vector<GradBucket> plan_grad_buckets(const ParamLayout& layout, int layers,
         }
     }
     GradBucket last;
-    for (Param p : {Param::kWte, Param::kWpe, Param::kLnfW, Param::kLnfB})
-        add(last, layout[p].offset, layout[p].size);
+    for (const TensorSlot& s : layout.slots())
+        if (!s.per_layer) add(last, s.offset, s.size);
     last.ready_after = -1;
     merge(last);
     out.push_back(std::move(last));

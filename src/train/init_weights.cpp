@@ -8,7 +8,7 @@
 namespace trainrig::train {
 
 template <class T>
-void init_gpt2_weights(const ParamLayout& layout, int layers, uint64_t seed, std::span<T> params) {
+void init_model_weights(const ParamLayout& layout, int layers, uint64_t seed, std::span<T> params) {
     Rng rng(seed);
     const double residual_std = 0.02 / std::sqrt(2.0 * layers);
     for (int i = 0; i < kParamCount; ++i) {
@@ -27,7 +27,7 @@ void init_gpt2_weights(const ParamLayout& layout, int layers, uint64_t seed, std
     }
 }
 
-template void init_gpt2_weights<float>(const ParamLayout&, int, uint64_t, std::span<float>);
-template void init_gpt2_weights<double>(const ParamLayout&, int, uint64_t, std::span<double>);
+template void init_model_weights<float>(const ParamLayout&, int, uint64_t, std::span<float>);
+template void init_model_weights<double>(const ParamLayout&, int, uint64_t, std::span<double>);
 
 }  // namespace trainrig::train

@@ -19,7 +19,8 @@
 //   buffers, so the world is also the run's host communicator when no MPI launched it.
 //
 // A model on a world: trainrig_train_model_open takes
-//   {"model": {"layers", "heads", "channels", "max_seq", "vocab", "padded_vocab"},
+//   {"model": model_config_json() (src/train/model_config.h: "arch", "layers", "heads",
+//              "channels", "max_seq", "vocab", "padded_vocab", and llama's fields),
 //    "optimizer": {"beta1", "beta2", "eps", "weight_decay", "grad_clip"},
 //    "batch": B, "seq": T, "bucket_bytes": gradient all-reduce bucket size}
 // Parameters and moments cross as fp32 in ParamLayout order (src/train/param_layout.h);

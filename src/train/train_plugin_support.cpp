@@ -17,13 +17,9 @@ Result<ModelRequest> parse_model_request(std::string_view json) {
         return bad("is not an object with a \"model\"");
     ModelRequest r;
     try {
-        const auto& m = j.at("model");
-        r.model.layers = m.at("layers").get<int>();
-        r.model.heads = m.at("heads").get<int>();
-        r.model.channels = m.at("channels").get<int>();
-        r.model.max_seq = m.at("max_seq").get<int>();
-        r.model.vocab = m.at("vocab").get<int>();
-        r.model.padded_vocab = m.at("padded_vocab").get<int>();
+        auto model = model_config_from_json(j.at("model"), "the model request");
+        if (!model.ok()) return model.status();
+        r.model = std::move(model).value();
         const auto& o = j.at("optimizer");
         r.opt.beta1 = o.at("beta1").get<double>();
         r.opt.beta2 = o.at("beta2").get<double>();

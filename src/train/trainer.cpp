@@ -19,6 +19,7 @@
 #include "train/backend.h"
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
+#include "train/hf_weights.h"
 #include "train/param_layout.h"
 #include "train/rng.h"
 
@@ -183,6 +184,29 @@ Status agree(Communicator& comm, const Status& local, const char* what) {
     return ok_status();
 }
 
+// --init-from: rank 0 reads the Hugging Face weights and every rank receives them (no shared
+// filesystem needed); the AdamW moments start at zero, as for any fresh run. A resumed run
+// takes its checkpoint instead, which holds the fine-tuned weights.
+Status load_pretrained(Backend& backend, Communicator& comm, const TrainOptions& o) {
+    CheckpointState s;
+    s.model = backend.config();
+    const size_t n = ParamLayout(s.model).total();
+    Status local;
+    if (comm.rank() == 0) {
+        auto w = read_hf_weights(o.init_from, s.model);
+        if (w.ok())
+            s.params = std::move(w).value();
+        else
+            local = w.status();
+    }
+    TRAINRIG_TRY(agree(comm, local, "read the --init-from weights"));
+    s.params.resize(n);
+    TRAINRIG_TRY(comm.broadcast(s.params.data(), n * sizeof(float), 0));
+    s.adam_m.assign(n, 0.0f);
+    s.adam_v.assign(n, 0.0f);
+    return backend.load_state(s);
+}
+
 // Data parallelism keeps one model: after the same all-reduced update every rank must hold
 // bit-identical weights. Rank 0's digest is compared by everyone; the answer is agreed on.
 Result<bool> replicas_identical(Backend& backend, Communicator& comm) {
@@ -319,7 +343,8 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
     TRAINRIG_TRY(agree(comm, setup(), "read its data or open its outputs"));
 
     TRAINRIG_TRY(backend->init_weights(o.seed));
-    sum.model_params = ParamLayout(o.model).total();
+    sum.model_params = ParamLayout(o.model).model_params();
+    if (!o.init_from.empty()) TRAINRIG_TRY(load_pretrained(*backend, comm, o));
     Rng rng(o.seed);  // the run's stream for stochastic layers; GPT-2 here has none
 
     nlohmann::json resumed_run;

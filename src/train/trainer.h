@@ -32,6 +32,7 @@ struct TrainOptions {
     uint64_t seed = 1337;
     std::string backend = "cpu";
     std::string device;      // the device backend's GPU name; empty on the CPU
+    std::string init_from;   // Hugging Face safetensors weights to start from (fine-tuning)
     std::string ckpt_dir;    // empty: no checkpoints
     int64_t ckpt_every = 0;  // 0: only at the end
     int keep = 2;

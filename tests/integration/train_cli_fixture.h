@@ -73,12 +73,11 @@ protected:
 
     // The shared shape and data; `extra` adds or overrides options.
     std::string args(const std::string& extra) const {
-        return "train --data " + train_ +
-               " --layers 2 --heads 2 --dim 32 --vocab 128 --seq 32 --batch 4 --lr 3e-3 "
-               "--no-progress " +
-               extra;
+        return "train --data " + train_ + " " + shape_ +
+               " --seq 32 --batch 4 --lr 3e-3 --no-progress " + extra;
     }
     std::string ckpt(const std::string& name) const { return (dir_ / name).string(); }
+    void expect_exact_resume();
 
     static std::vector<float> floats(const fs::path& file) {
         const std::string bytes = slurp(file);
@@ -94,6 +93,8 @@ protected:
     }
 
     std::string train_, val_;
+    // The model: a 2-layer GPT-2 shape unless a test trains another family.
+    std::string shape_ = "--layers 2 --heads 2 --dim 32 --vocab 128";
 };
 
 }  // namespace trainrig::test

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -41,7 +42,8 @@ TEST_F(TrainCliTest, LearnsThePatternAndLogsEveryPhase) {
     EXPECT_TRUE(lines[59].contains("val_loss"));
 }
 
-TEST_F(TrainCliTest, ResumeIsBitIdenticalToAStraightRun) {
+// 8 straight steps against 4, a checkpoint, and 4 more from it.
+void TrainCliTest::expect_exact_resume() {
     const std::string straight = ckpt("straight"), split = ckpt("split");
     ASSERT_EQ(
         run_trainrig(args("--steps 8 --ckpt-dir " + straight + " --log " + straight + ".jsonl")).rc,
@@ -62,6 +64,40 @@ TEST_F(TrainCliTest, ResumeIsBitIdenticalToAStraightRun) {
     const auto a = log_lines(straight + ".jsonl"), b = log_lines(split + ".jsonl");
     ASSERT_EQ(b.size(), 4u);
     for (size_t i = 0; i < 4; ++i) EXPECT_EQ(a[4 + i]["loss"], b[i]["loss"]) << "step " << i + 5;
+}
+
+TEST_F(TrainCliTest, ResumeIsBitIdenticalToAStraightRun) { expect_exact_resume(); }
+
+TEST_F(TrainCliTest, LlamaBlocksResumeBitIdenticallyToo) {
+    shape_ = "--model llama-tiny --vocab 128";
+    expect_exact_resume();
+    const json state = json::parse(slurp(step_dir(ckpt("straight"), 8) + "/state.json"));
+    EXPECT_EQ(state["model"]["arch"], "llama");
+    EXPECT_EQ(state["model"]["kv_heads"], 2);
+}
+
+TEST_F(TrainCliTest, AModelConfigOrCheckpointThatDoesNotFitIsOneSentence) {
+    const fs::path config = dir_ / "config.json";
+    std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 32,
+        "num_attention_heads": 4, "num_key_value_heads": 3, "intermediate_size": 64,
+        "num_hidden_layers": 1, "vocab_size": 128})";
+    shape_ = "--model-config " + config.string();
+    auto r = run_trainrig(args("--steps 1"));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("key/value heads"), std::string::npos) << r.err;
+    std::ofstream(config) << R"({"model_type": "llama", "hidden_size": 32,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 64,
+        "num_hidden_layers": 1, "vocab_size": 128})";
+    std::ofstream(dir_ / "model.safetensors") << "not a checkpoint";
+    const std::string out = ckpt("never");
+    r = run_trainrig(args("--steps 1 --init-from " + (dir_ / "model.safetensors").string() +
+                          " --ckpt-dir " + out));
+    EXPECT_EQ(r.rc, 2) << r.err;
+    EXPECT_NE(r.err.find("is not a valid safetensors file"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(step_dir(out, 1)));
+    r = run_trainrig(args("--steps 1 --model tiny"));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("--model-config and --model"), std::string::npos) << r.err;
 }
 
 TEST_F(TrainCliTest, ResumingAFinishedRunReportsWhereItEnded) {

@@ -137,7 +137,7 @@ public:
     const ModelConfig& config() const override { return config_; }
 
     Status init_weights(uint64_t seed) override {
-        init_gpt2_weights(layout_, config_.layers, seed, std::span<float>(master_));
+        init_model_weights(layout_, config_.layers, seed, std::span<float>(master_));
         sync_weights();
         return ok_status();
     }

@@ -86,9 +86,9 @@ TEST(DeviceInit, EveryBackendStartsFromTheCpuReferencesWeights) {
     cpu::GptCpu<float> cpu_model(c);
     cpu_model.init_weights(7);
     std::vector<float> host(ParamLayout(c).total());
-    init_gpt2_weights(ParamLayout(c), c.layers, 7, std::span<float>(host));
+    init_model_weights(ParamLayout(c), c.layers, 7, std::span<float>(host));
     EXPECT_EQ(host, cpu_model.params());
-    init_gpt2_weights(ParamLayout(c), c.layers, 8, std::span<float>(host));
+    init_model_weights(ParamLayout(c), c.layers, 8, std::span<float>(host));
     EXPECT_NE(host, cpu_model.params());
 }
 

@@ -1,5 +1,6 @@
-// The CPU reference backend: every parameter tensor's gradient against central finite
-// differences (in double), float against double, and bit-identical results for any thread count.
+// The CPU reference backend, for both families (GPT-2 blocks and Llama blocks): every parameter
+// tensor's gradient against central finite differences (in double), float against double, and
+// bit-identical results for any thread count.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -12,8 +13,9 @@
 namespace trainrig::train {
 namespace {
 
-ModelConfig micro_config() {
+ModelConfig gpt2_micro() {
     ModelConfig c;
+    c.name = "gpt2-micro";
     c.layers = 2;
     c.heads = 2;
     c.channels = 8;
@@ -22,6 +24,36 @@ ModelConfig micro_config() {
     c.padded_vocab = pad_vocab(c.vocab);
     return c;
 }
+
+// Grouped-query attention (4 query heads on 2 key/value heads), an MLP width that is no multiple
+// of anything, an untied output layer.
+ModelConfig llama_micro() {
+    ModelConfig c = gpt2_micro();
+    c.name = "llama-micro";
+    c.arch = Arch::kLlama;
+    c.heads = 4;
+    c.kv_heads = 2;
+    c.channels = 16;
+    c.ffn = 13;
+    c.tied = false;
+    c.rope_theta = 10000;
+    c.norm_eps = 1e-5;
+    return c;
+}
+
+// Tied output, multi-head attention, q/k/v biases (Qwen2), and Llama 3.1's frequency rescaling
+// with its blend band placed on this head size (θ = 100: wavelengths 6.3 and 62.8).
+ModelConfig llama_micro_variant() {
+    ModelConfig c = llama_micro();
+    c.name = "llama-micro-variant";
+    c.kv_heads = 4;
+    c.tied = true;
+    c.qkv_bias = true;
+    c.rope_theta = 100;
+    c.rope_scaling = {8, 1, 4, 64};
+    return c;
+}
+
 
 // Random parameters of a size that makes every path matter (saturated softmaxes or vanishing
 // signals would let a wrong gradient pass).
@@ -48,9 +80,9 @@ ModelBatch micro_batch(int vocab, uint64_t seed) {
 
 // A double-precision micro model with random parameters (seed) and the gradient of one batch.
 struct Backpropagated {
-    cpu::GptCpu<double> model{micro_config()};
+    cpu::GptCpu<double> model;
     ModelBatch batch;
-    Backpropagated(uint64_t param_seed, uint64_t batch_seed) {
+    Backpropagated(const ModelConfig& c, uint64_t param_seed, uint64_t batch_seed) : model(c) {
         randomize(model, param_seed, 0.3);
         batch = micro_batch(model.config().vocab, batch_seed);
         model.zero_grads();
@@ -59,14 +91,20 @@ struct Backpropagated {
     }
 };
 
-TEST(TrainGradients, EveryParameterMatchesFiniteDifferences) {
-    Backpropagated run(7, 11);
+class TrainGradients : public ::testing::TestWithParam<ModelConfig (*)()> {
+protected:
+    ModelConfig config() const { return GetParam()(); }
+};
+
+TEST_P(TrainGradients, EveryParameterMatchesFiniteDifferences) {
+    Backpropagated run(config(), 7, 11);
     cpu::GptCpu<double>& m = run.model;
     const ModelBatch& b = run.batch;
     const std::vector<double> analytic = m.grads();
 
     const double h = 1e-5;
     for (const TensorSlot& slot : m.layout().slots()) {
+        if (slot.size == 0) continue;  // a tensor this family does not have
         double worst = 0;
         size_t nonzero = 0;
         for (size_t k = 0; k < slot.size; ++k) {
@@ -90,17 +128,20 @@ TEST(TrainGradients, EveryParameterMatchesFiniteDifferences) {
     }
 }
 
-TEST(TrainGradients, PaddedVocabularyRowsGetNoGradient) {
-    Backpropagated run(3, 5);
+TEST_P(TrainGradients, PaddedVocabularyRowsGetNoGradient) {
+    Backpropagated run(config(), 3, 5);
     const cpu::GptCpu<double>& m = run.model;
-    const TensorSlot& wte = m.layout()[Param::kWte];
     const size_t C = m.config().channels;
-    for (size_t i = static_cast<size_t>(m.config().vocab) * C; i < wte.size; ++i)
-        ASSERT_EQ(m.grads()[wte.offset + i], 0.0) << "element " << i;
+    for (Param p : {Param::kWte, Param::kLmHead}) {
+        const TensorSlot& table = m.layout()[p];
+        for (size_t i = table.size ? static_cast<size_t>(m.config().vocab) * C : 0; i < table.size;
+             ++i)
+            ASSERT_EQ(m.grads()[table.offset + i], 0.0) << table.name << " element " << i;
+    }
 }
 
-TEST(TrainGradients, GradientsAccumulateAcrossBackwardCalls) {
-    Backpropagated run(9, 2);
+TEST_P(TrainGradients, GradientsAccumulateAcrossBackwardCalls) {
+    Backpropagated run(config(), 9, 2);
     cpu::GptCpu<double>& m = run.model;
     const ModelBatch& b = run.batch;
     const std::vector<double> once = m.grads();
@@ -109,9 +150,9 @@ TEST(TrainGradients, GradientsAccumulateAcrossBackwardCalls) {
     for (size_t i = 0; i < once.size(); ++i) ASSERT_NEAR(m.grads()[i], 1.5 * once[i], 1e-12);
 }
 
-TEST(TrainGradients, FloatAgreesWithDouble) {
-    cpu::GptCpu<double> md(micro_config());
-    cpu::GptCpu<float> mf(micro_config());
+TEST_P(TrainGradients, FloatAgreesWithDouble) {
+    cpu::GptCpu<double> md(config());
+    cpu::GptCpu<float> mf(config());
     randomize(md, 4, 0.3);
     for (size_t i = 0; i < md.params().size(); ++i)
         mf.params()[i] = static_cast<float>(md.params()[i]);
@@ -129,10 +170,11 @@ TEST(TrainGradients, FloatAgreesWithDouble) {
         ASSERT_NEAR(mf.grads()[i], md.grads()[i], 1e-4 * max_grad) << "element " << i;
 }
 
-TEST(TrainGradients, ResultsDoNotDependOnTheThreadCount) {
-    ModelConfig c = micro_config();
+TEST_P(TrainGradients, ResultsDoNotDependOnTheThreadCount) {
+    ModelConfig c = config();
     c.channels = 32;
     c.heads = 4;
+    c.kv_heads = c.arch == Arch::kLlama ? 2 : 0;
     c.max_seq = 16;
     auto run = [&](int threads) {
         omp_set_num_threads(threads);
@@ -160,17 +202,27 @@ TEST(TrainGradients, ResultsDoNotDependOnTheThreadCount) {
     for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(one[i], three[i]) << "element " << i;
 }
 
+INSTANTIATE_TEST_SUITE_P(Families, TrainGradients,
+                         ::testing::Values(&gpt2_micro, &llama_micro, &llama_micro_variant),
+                         [](const auto& param_info) {
+                             std::string name = param_info.param().name;
+                             std::erase(name, '-');
+                             return name;
+                         });
+
 TEST(TrainModel, FreshWeightsPredictNearlyUniformly) {
-    // GPT-2's initialisation: the first loss is close to ln(V).
-    ModelConfig c = micro_config();
-    c.vocab = 500;
-    c.padded_vocab = pad_vocab(c.vocab);
-    c.channels = 32;
-    cpu::GptCpu<float> m(c);
-    m.init_weights(42);
-    const ModelBatch b = micro_batch(c.vocab, 1);
-    const double loss = m.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
-    EXPECT_NEAR(loss, std::log(500.0), 0.1);
+    // The initialisation (N(0, 0.02), scaled residual projections): the first loss is close
+    // to ln(V) for both families.
+    for (ModelConfig c : {gpt2_micro(), llama_micro()}) {
+        c.vocab = 500;
+        c.padded_vocab = pad_vocab(c.vocab);
+        c.channels = 32;
+        cpu::GptCpu<float> m(c);
+        m.init_weights(42);
+        const ModelBatch b = micro_batch(c.vocab, 1);
+        const double loss = m.forward(b.inputs.data(), b.targets.data(), b.B, b.T);
+        EXPECT_NEAR(loss, std::log(500.0), 0.1) << c.name;
+    }
 }
 
 }  // namespace

@@ -9,8 +9,12 @@ void encoder_forward(T* out, const uint32_t* tokens, const T* wte, const T* wpe,
 #pragma omp parallel for schedule(static) if (parallel_worth(static_cast <size_t>(B) * Tn * C))
     for (long n = 0; n < rows; ++n) {
         const T* e = wte + static_cast<size_t>(tokens[n]) * C;
-        const T* p = wpe + static_cast<size_t>(n % Tn) * C;
         T* o = out + static_cast<size_t>(n) * C;
+        if (wpe == nullptr) {
+            for (int c = 0; c < C; ++c) o[c] = e[c];
+            continue;
+        }
+        const T* p = wpe + static_cast<size_t>(n % Tn) * C;
         for (int c = 0; c < C; ++c) o[c] = e[c] + p[c];
     }
 }
@@ -25,6 +29,7 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const uint32_t* tokens, i
         for (long n = 0; n < static_cast<long>(B) * Tn; ++n)
             dwte[static_cast<size_t>(tokens[n]) * C + c] += dout[static_cast<size_t>(n) * C + c];
     }
+    if (dwpe == nullptr) return;
 #pragma omp parallel for schedule(static) if (parallel_worth(static_cast <size_t>(B) * Tn * C))
     for (int t = 0; t < Tn; ++t) {
         T* dp = dwpe + static_cast<size_t>(t) * C;

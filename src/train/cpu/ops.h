@@ -19,7 +19,7 @@ inline constexpr double kLayerNormEps = 1e-5;
 // so this only moves time.
 inline bool parallel_worth(size_t work) { return work >= (size_t{1} << 16); }
 
-// out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]
+// out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]; no position term when wpe (dwpe) is null.
 template <class T>
 void encoder_forward(T* out, const uint32_t* tokens, const T* wte, const T* wpe, int B, int Tn,
                      int C);
@@ -35,6 +35,22 @@ template <class T>
 void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, const T* w,
                         const T* mean, const T* rstd, size_t N, int C);
 
+// Per row: x / sqrt(mean(x²) + eps) * w (Zhang & Sennrich 2019); 1/rms is kept for backward.
+template <class T>
+void rmsnorm_forward(T* out, T* rstd, const T* inp, const T* w, size_t N, int C, double eps);
+template <class T>
+void rmsnorm_backward(T* dinp, T* dw, const T* dout, const T* inp, const T* w, const T* rstd,
+                      size_t N, int C);
+
+// Rotary position embedding (Su et al. 2021) on the q and k heads of qkv (B, T, QKV), in place,
+// in the rotate-half layout of Hugging Face's Llama (channel i pairs with i + hd/2): x₁' = x₁·cos
+// − x₂·sin, x₂' = x₂·cos + x₁·sin, with cos/sin (T, hd/2) from rope_table(). Backward applies
+// the transposed rotation to dq and dk, in place.
+template <class T>
+void rope_forward(T* qkv, const T* cos, const T* sin, int B, int Tn, int NH, int KVH, int hd);
+template <class T>
+void rope_backward(T* dqkv, const T* cos, const T* sin, int B, int Tn, int NH, int KVH, int hd);
+
 // out (N, OC) = inp (N, C) · wᵀ, w (OC, C), plus bias (OC) unless null.
 template <class T>
 void matmul_forward(T* out, const T* inp, const T* w, const T* bias, size_t N, int C, int OC);
@@ -42,20 +58,28 @@ template <class T>
 void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, size_t N,
                      int C, int OC);
 
-// Causal multi-head attention on qkv (B, T, 3C) laid out [q | k | v], heads contiguous within
-// each. out (B, T, C); lse (B, NH, T) keeps each row's log-sum-exp so backward recomputes the
-// probabilities instead of storing B·NH·T² of them (the flash-attention trade).
+// Causal attention on qkv (B, T, (NH + 2·KVH)·hd) laid out [q | k | v], heads contiguous within
+// each; query head h reads key/value head h / (NH/KVH) (grouped-query attention; KVH = NH is
+// multi-head attention). out (B, T, NH·hd); lse (B, NH, T) keeps each row's log-sum-exp so
+// backward recomputes the probabilities instead of storing B·NH·T² of them (the
+// flash-attention trade).
 template <class T>
-void attention_forward(T* out, T* lse, const T* qkv, int B, int Tn, int C, int NH);
+void attention_forward(T* out, T* lse, const T* qkv, int B, int Tn, int NH, int KVH, int hd);
 template <class T>
 void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* out, const T* lse, int B,
-                        int Tn, int C, int NH);
+                        int Tn, int NH, int KVH, int hd);
 
 // GPT-2's tanh approximation of GELU.
 template <class T>
 void gelu_forward(T* out, const T* inp, size_t n);
 template <class T>
 void gelu_backward(T* dinp, const T* inp, const T* dout, size_t n);
+
+// SwiGLU (Shazeer 2020): fc (N, 2F) holds [gate | up] per row; out (N, F) = silu(gate) ∘ up.
+template <class T>
+void swiglu_forward(T* out, const T* fc, size_t N, int F);
+template <class T>
+void swiglu_backward(T* dfc, const T* fc, const T* dout, size_t N, int F);
 
 template <class T>
 void residual_forward(T* out, const T* a, const T* b, size_t n);

@@ -36,6 +36,36 @@ void gelu_backward(T* dinp, const T* inp, const T* dout, size_t n) {
 }
 
 template <class T>
+void swiglu_forward(T* out, const T* fc, size_t N, int F) {
+#pragma omp parallel for schedule(static) if (parallel_worth(N * F))
+    for (long n = 0; n < static_cast<long>(N); ++n) {
+        const T* gate = fc + static_cast<size_t>(n) * 2 * F;
+        const T* up = gate + F;
+        T* o = out + static_cast<size_t>(n) * F;
+        for (int i = 0; i < F; ++i) o[i] = gate[i] / (T(1) + std::exp(-gate[i])) * up[i];
+    }
+}
+
+// silu(g) = g·σ(g), silu'(g) = σ(g)·(1 + g·(1 − σ(g))).
+template <class T>
+void swiglu_backward(T* dfc, const T* fc, const T* dout, size_t N, int F) {
+#pragma omp parallel for schedule(static) if (parallel_worth(N * F))
+    for (long n = 0; n < static_cast<long>(N); ++n) {
+        const size_t row = static_cast<size_t>(n) * 2 * F;
+        const T* gate = fc + row;
+        const T* up = gate + F;
+        T* dgate = dfc + row;
+        T* dup = dgate + F;
+        const T* d = dout + static_cast<size_t>(n) * F;
+        for (int i = 0; i < F; ++i) {
+            const T g = gate[i], sig = T(1) / (T(1) + std::exp(-g));
+            dgate[i] += d[i] * up[i] * sig * (T(1) + g * (T(1) - sig));
+            dup[i] += d[i] * g * sig;
+        }
+    }
+}
+
+template <class T>
 void residual_forward(T* out, const T* a, const T* b, size_t n) {
 #pragma omp parallel for schedule(static) if (parallel_worth(n))
     for (long i = 0; i < static_cast<long>(n); ++i) out[i] = a[i] + b[i];
@@ -45,6 +75,10 @@ template void gelu_forward(float*, const float*, size_t);
 template void gelu_forward(double*, const double*, size_t);
 template void gelu_backward(float*, const float*, const float*, size_t);
 template void gelu_backward(double*, const double*, const double*, size_t);
+template void swiglu_forward(float*, const float*, size_t, int);
+template void swiglu_forward(double*, const double*, size_t, int);
+template void swiglu_backward(float*, const float*, const float*, size_t, int);
+template void swiglu_backward(double*, const double*, const double*, size_t, int);
 template void residual_forward(float*, const float*, const float*, size_t);
 template void residual_forward(double*, const double*, const double*, size_t);
 

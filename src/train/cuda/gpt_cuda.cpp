@@ -48,6 +48,11 @@ Result<std::unique_ptr<GptCuda>> GptCuda::create(const ModelConfig& c, const Opt
                                                  int B, int T) {
     TRAINRIG_TRY(validate(c));
     TRAINRIG_TRY(validate(opt));
+    if (c.arch != Arch::kGpt2)
+        return Status(Errc::kUnsupported,
+                      fmt::format("the CUDA backend builds GPT-2 blocks; {} blocks train on the "
+                                  "CPU backend",
+                                  arch_name(c.arch)));
     if (B < 1 || T < 1 || T > c.max_seq || static_cast<int64_t>(B) * T > INT_MAX)
         return Status(Errc::kInvalidInput,
                       fmt::format("a micro-batch of {} x {} tokens does not fit this model: "

@@ -8,11 +8,19 @@ them. It is the independent reference `trainrig train`'s Llama blocks are compar
 hf_from_trainrig() gives views of trainrig's flat checkpoint tensors (docs/train.md) under the
 Hugging Face names, so gradients flow back to the flat tensors and an optimizer over them matches
 trainrig's AdamW exactly. write_safetensors() writes a checkpoint the way transformers saves one.
+
+As a script: trains llama-tiny's shape (or --dim/--layers/...) for --steps steps on generated
+tokens and prints one JSON line with the median step time and tokens/s after --warmup-steps, for
+side-by-side runs with `trainrig bench run train --train-model llama-tiny`
+(bench/scripts/train-vs-pytorch.sh). fp32 on the CPU.
 """
 
+import argparse
 import json
 import math
+import statistics
 import struct
+import time
 
 import torch
 import torch.nn.functional as F
@@ -129,3 +137,79 @@ def write_safetensors(path, tensors, dtype):
         f.write(text)
         for raw in blobs:
             f.write(raw)
+
+
+def init_weights(cfg, seed=0):
+    """N(0, 0.02) matrices, o/down projections / sqrt(2L), unit gains (docs/train.md)."""
+    g = torch.Generator().manual_seed(seed)
+    C, NH, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    KV = cfg["num_key_value_heads"] * (C // NH)
+    Fw, V = cfg["intermediate_size"], cfg["vocab_size"]
+    def rnd(*shape, std=0.02):
+        return (torch.randn(*shape, generator=g) * std).requires_grad_(True)
+    residual = 0.02 / math.sqrt(2 * L)
+    w = {"model.embed_tokens.weight": rnd(V, C), "lm_head.weight": rnd(V, C),
+         "model.norm.weight": torch.ones(C, requires_grad=True)}
+    for l in range(L):
+        p = f"model.layers.{l}."
+        w[p + "input_layernorm.weight"] = torch.ones(C, requires_grad=True)
+        w[p + "post_attention_layernorm.weight"] = torch.ones(C, requires_grad=True)
+        w[p + "self_attn.q_proj.weight"] = rnd(C, C)
+        w[p + "self_attn.k_proj.weight"] = rnd(KV, C)
+        w[p + "self_attn.v_proj.weight"] = rnd(KV, C)
+        w[p + "self_attn.o_proj.weight"] = rnd(C, C, std=residual)
+        w[p + "mlp.gate_proj.weight"] = rnd(Fw, C)
+        w[p + "mlp.up_proj.weight"] = rnd(Fw, C)
+        w[p + "mlp.down_proj.weight"] = rnd(C, Fw, std=residual)
+    return w
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--kv-heads", type=int, default=2)
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--ffn", type=int, default=176)
+    ap.add_argument("--vocab", type=int, default=50257)
+    ap.add_argument("--seq", type=int, default=256)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup-steps", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=0)
+    a = ap.parse_args()
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    cfg = {"hidden_size": a.dim, "num_attention_heads": a.heads, "num_key_value_heads": a.kv_heads,
+           "intermediate_size": a.ffn, "num_hidden_layers": a.layers, "vocab_size": a.vocab,
+           "rms_norm_eps": 1e-5, "rope_theta": 10000.0}
+    w = init_weights(cfg)
+    matrices = [t for n, t in w.items() if t.dim() == 2]
+    gains = [t for n, t in w.items() if t.dim() == 1]
+    opt = torch.optim.AdamW([{"params": matrices, "weight_decay": 0.1},
+                             {"params": gains, "weight_decay": 0.0}],
+                            lr=3e-4, betas=(0.9, 0.95), eps=1e-8)
+    cycle = torch.randint(0, a.vocab, (64,))
+    data = cycle.repeat((a.batch * (a.seq + 1)) // 64 + 1)[:a.batch * (a.seq + 1)]
+    data = data.view(a.batch, a.seq + 1)
+    idx, targets = data[:, :-1].contiguous(), data[:, 1:].contiguous()
+    times, losses = [], []
+    for step in range(a.steps):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = forward(w, cfg, idx, targets)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(w.values()), 1.0)
+        opt.step()
+        losses.append(loss.item())
+        if step >= a.warmup_steps:
+            times.append(time.perf_counter() - t0)
+    step_s = statistics.median(times)
+    print(json.dumps({"tool": "pytorch", "torch": torch.__version__, "device": "cpu",
+                      "threads": torch.get_num_threads(), "step_s": step_s,
+                      "tokens_per_s": a.batch * a.seq / step_s, "first_loss": losses[0],
+                      "last_loss": losses[-1], "timed_steps": len(times)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# CPU training throughput, side by side: `trainrig bench run train` against the same GPT-2 in
-# PyTorch (bench/scripts/gpt2_torch.py, fp32, Debian's python3-torch), same shape, batch,
+# CPU training throughput, side by side: `trainrig bench run train` against the same model in
+# PyTorch (bench/scripts/gpt2_torch.py or llama_torch.py, fp32, Debian's python3-torch), same shape, batch,
 # threads and timed steps, alternating PAIRS times. Each tool times its own steps after the
 # warm-up; the figure compared is the median tokens/s.
 #
 # Usage: train-vs-pytorch.sh TRAINRIG OUT.json [MODEL SEQ BATCH STEPS PAIRS]
-#   MODEL: tiny (2 layers, 4 heads, 64 channels) or gpt2 (124M); GPT-2's vocabulary either way.
+#   MODEL: tiny (2 layers, 4 heads, 64 channels), gpt2 (124M) or llama-tiny (2 layers, 4 heads
+#   on 2 key/value heads, 64 channels, MLP 176); GPT-2's vocabulary in every case.
 set -euo pipefail
 trainrig=$1 out=$2 model=${3:-tiny} seq=${4:-256} batch=${5:-4} steps=${6:-8} pairs=${7:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 threads=$(nproc)
 case $model in
-    tiny) shape=(--layers 2 --heads 4 --dim 64) ;;
-    gpt2) shape=(--layers 12 --heads 12 --dim 768) ;;
+    tiny) shape=(--layers 2 --heads 4 --dim 64) torch_model=gpt2_torch.py ;;
+    gpt2) shape=(--layers 12 --heads 12 --dim 768) torch_model=gpt2_torch.py ;;
+    llama-tiny) shape=(--layers 2 --heads 4 --kv-heads 2 --dim 64 --ffn 176) torch_model=llama_torch.py ;;
     *) echo "train-vs-pytorch: unknown model $model" >&2; exit 2 ;;
 esac
 runs=()
@@ -20,7 +22,7 @@ for ((i = 0; i < pairs; i++)); do
     ours=$("$trainrig" bench run train --train-model "$model" --train-seq "$seq" \
         --train-batch "$batch" --threads "$threads" --json |
         python3 -c 'import json,sys; d=json.load(sys.stdin); r=[x for x in d["results"] if x["name"]=="tokens"][0]; print(json.dumps({"tool":"trainrig","tokens_per_s":r["median"],"samples":r["samples"],"verify":r["verify_detail"]}))')
-    theirs=$(/usr/bin/python3 "$here/gpt2_torch.py" "${shape[@]}" --seq "$seq" --batch "$batch" \
+    theirs=$(/usr/bin/python3 "$here/$torch_model" "${shape[@]}" --seq "$seq" --batch "$batch" \
         --steps $((steps + 2)) --warmup-steps 2 --threads "$threads")
     runs+=("$ours" "$theirs")
     echo "pair $((i + 1)): $ours" >&2

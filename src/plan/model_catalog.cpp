@@ -65,7 +65,7 @@ ModelSpec qwen2(std::string id, std::string name, int layers, int hidden, int he
     auto m = llama(std::move(id), std::move(name),
                    "Qwen2.5 technical report (arXiv:2412.15115); Hugging Face Qwen config.json",
                    layers, hidden, heads, kv_heads, ffn, 152064, 131072, published);
-    m.qkv_bias = true;  // Qwen2Attention: q/k/v_proj bias=True, o_proj bias=False
+    m.qkv_bias = true;         // Qwen2Attention: q/k/v_proj bias=True, o_proj bias=False
     m.rope_theta = 1'000'000;  // Qwen2.5 config.json: rope_theta 1000000.0, rms_norm_eps 1e-6
     m.norm_eps = 1e-6;
     return m;

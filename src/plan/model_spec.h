@@ -38,10 +38,10 @@ struct ModelSpec {
     int64_t max_positions = 0;
     PositionType positions = PositionType::kRope;
     NormType norm = NormType::kRmsNorm;
-    bool qkv_bias = false;         // Qwen2: q/k/v projections carry a bias; o_proj does not
-    bool out_bias = false;         // attention output projection bias (GPT-2)
-    bool mlp_bias = false;         // MLP biases (GPT-2)
-    bool dropout = false;          // trained with dropout: its masks are stored for backward
+    bool qkv_bias = false;  // Qwen2: q/k/v projections carry a bias; o_proj does not
+    bool out_bias = false;  // attention output projection bias (GPT-2)
+    bool mlp_bias = false;  // MLP biases (GPT-2)
+    bool dropout = false;   // trained with dropout: its masks are stored for backward
     // What the forward pass computes but the counts do not see (train builds from these):
     // RoPE's base, Llama 3.1's frequency rescaling (rope_scaling "llama3"; factor 0 = none),
     // and the norm's epsilon.

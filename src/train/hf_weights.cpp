@@ -58,9 +58,8 @@ Result<Checkpoint> open_checkpoint(const std::string& path) {
         c.files.push_back(std::make_unique<SafetensorsFile>(std::move(f).value()));
         for (const auto& [name, entry] : c.files.back()->tensors()) {
             if (c.where.contains(name))
-                return Status(Errc::kInvalidInput,
-                              fmt::format("tensor {} is in both {} and {}", name,
-                                          c.where[name]->path(), p));
+                return Status(Errc::kInvalidInput, fmt::format("tensor {} is in both {} and {}",
+                                                               name, c.where[name]->path(), p));
             c.where[name] = c.files.back().get();
         }
     }
@@ -88,9 +87,8 @@ Result<std::vector<float>> read_hf_weights(const std::string& path, const ModelC
                     std::vector<int64_t> shape) -> Status {
         auto it = ck.where.find(name);
         if (it == ck.where.end())
-            return Status(Errc::kInvalidInput,
-                          fmt::format("{} has no tensor {}, which a {} needs", path, name,
-                                      describe(c)));
+            return Status(Errc::kInvalidInput, fmt::format("{} has no tensor {}, which a {} needs",
+                                                           path, name, describe(c)));
         used.insert(name);
         const TensorEntry& e = it->second->tensors().at(name);
         if (e.shape != shape)

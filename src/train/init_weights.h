@@ -16,6 +16,6 @@ void init_model_weights(const ParamLayout& layout, int layers, uint64_t seed, st
 
 extern template void init_model_weights<float>(const ParamLayout&, int, uint64_t, std::span<float>);
 extern template void init_model_weights<double>(const ParamLayout&, int, uint64_t,
-                                               std::span<double>);
+                                                std::span<double>);
 
 }  // namespace trainrig::train

@@ -131,14 +131,9 @@ std::string describe(const ModelConfig& c) {
 }
 
 nlohmann::json model_config_json(const ModelConfig& c) {
-    nlohmann::json j = {{"name", c.name},
-                        {"arch", arch_name(c.arch)},
-                        {"layers", c.layers},
-                        {"heads", c.heads},
-                        {"channels", c.channels},
-                        {"max_seq", c.max_seq},
-                        {"vocab", c.vocab},
-                        {"padded_vocab", c.padded_vocab}};
+    nlohmann::json j = {{"name", c.name},   {"arch", arch_name(c.arch)},     {"layers", c.layers},
+                        {"heads", c.heads}, {"channels", c.channels},        {"max_seq", c.max_seq},
+                        {"vocab", c.vocab}, {"padded_vocab", c.padded_vocab}};
     if (c.arch == Arch::kLlama) {
         j["kv_heads"] = c.kv_heads;
         j["ffn"] = c.ffn;
@@ -150,8 +145,7 @@ nlohmann::json model_config_json(const ModelConfig& c) {
             j["rope_scaling"] = {{"factor", c.rope_scaling.factor},
                                  {"low_freq_factor", c.rope_scaling.low_freq_factor},
                                  {"high_freq_factor", c.rope_scaling.high_freq_factor},
-                                 {"original_max_positions",
-                                  c.rope_scaling.original_max_positions}};
+                                 {"original_max_positions", c.rope_scaling.original_max_positions}};
     }
     return j;
 }

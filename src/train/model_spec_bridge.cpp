@@ -49,8 +49,8 @@ Result<ModelConfig> config_from_spec(const plan::ModelSpec& m) {
     if (m.vocab > kIntMax - 128 || m.ffn > kIntMax || m.max_positions > kIntMax)
         return cannot("a size is beyond 2^31");
     if (m.heads <= 0 || m.hidden % m.heads != 0 || m.head_dim != m.hidden / m.heads)
-        return cannot(fmt::format("head_dim {} is not hidden {} / heads {}", m.head_dim, m.hidden,
-                                  m.heads));
+        return cannot(
+            fmt::format("head_dim {} is not hidden {} / heads {}", m.head_dim, m.hidden, m.heads));
     ModelConfig c;
     c.name = m.id;
     c.layers = m.layers;
@@ -65,16 +65,17 @@ Result<ModelConfig> config_from_spec(const plan::ModelSpec& m) {
     if (gpt2_like) {
         if (!m.qkv_bias || !m.out_bias || !m.mlp_bias || !m.tied_embeddings ||
             m.ffn != 4LL * m.hidden || m.kv_heads != m.heads)
-            return cannot("a GPT-2 block has biases everywhere, tied embeddings, full attention "
-                          "and an MLP of 4 × hidden");
+            return cannot(
+                "a GPT-2 block has biases everywhere, tied embeddings, full attention "
+                "and an MLP of 4 × hidden");
         return c;
     }
     if (m.norm != plan::NormType::kRmsNorm || m.positions != plan::PositionType::kRope ||
         m.ffn_type != plan::FfnType::kSwiglu)
-        return cannot("train builds GPT-2 blocks (LayerNorm, learned positions, GELU) or Llama "
-                      "blocks (RMSNorm, rotary positions, SwiGLU), not a mix");
-    if (m.out_bias || m.mlp_bias)
-        return cannot("a Llama block has no bias on o_proj or the MLP");
+        return cannot(
+            "train builds GPT-2 blocks (LayerNorm, learned positions, GELU) or Llama "
+            "blocks (RMSNorm, rotary positions, SwiGLU), not a mix");
+    if (m.out_bias || m.mlp_bias) return cannot("a Llama block has no bias on o_proj or the MLP");
     c.arch = Arch::kLlama;
     c.kv_heads = m.kv_heads;
     c.ffn = static_cast<int>(m.ffn);

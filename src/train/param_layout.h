@@ -52,9 +52,9 @@ inline constexpr int kParamCount = 17;
 
 struct TensorSlot {
     std::string_view name;
-    size_t offset = 0;     // elements from the start of the buffer
-    size_t size = 0;       // elements; 0 when the family has no such tensor
-    bool matrix = false;   // 2-D weights (and embeddings) get weight decay; biases and norms do not
+    size_t offset = 0;    // elements from the start of the buffer
+    size_t size = 0;      // elements; 0 when the family has no such tensor
+    bool matrix = false;  // 2-D weights (and embeddings) get weight decay; biases and norms do not
     bool per_layer = false;  // stacked over the L blocks
 };
 

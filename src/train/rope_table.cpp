@@ -25,8 +25,8 @@ std::vector<double> rope_inv_freq(const ModelConfig& c) {
             f /= s.factor;
             continue;
         }
-        const double smooth = (original / wavelen - s.low_freq_factor) /
-                              (s.high_freq_factor - s.low_freq_factor);
+        const double smooth =
+            (original / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
         f = (1 - smooth) * f / s.factor + smooth * f;
     }
     return inv;

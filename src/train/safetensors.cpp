@@ -19,10 +19,13 @@ constexpr uint64_t kMaxHeader = 100'000'000;
 
 size_t dtype_bytes(TensorDtype d) {
     switch (d) {
-        case TensorDtype::kF64: return 8;
-        case TensorDtype::kF32: return 4;
+        case TensorDtype::kF64:
+            return 8;
+        case TensorDtype::kF32:
+            return 4;
         case TensorDtype::kF16:
-        case TensorDtype::kBF16: return 2;
+        case TensorDtype::kBF16:
+            return 2;
     }
     return 0;
 }
@@ -50,8 +53,8 @@ float half_to_float(uint16_t h) {
 }
 
 Status bad(const std::string& path, const std::string& what) {
-    return Status(Errc::kInvalidInput, fmt::format("{} is not a valid safetensors file: {}", path,
-                                                   what));
+    return Status(Errc::kInvalidInput,
+                  fmt::format("{} is not a valid safetensors file: {}", path, what));
 }
 
 }  // namespace
@@ -86,8 +89,8 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
     uint64_t header = 0;
     for (int i = 7; i >= 0; --i) header = header << 8 | f.map_[i];
     if (header > kMaxHeader || header > bytes - 8)
-        return bad(path, fmt::format("the header claims {} bytes of a {}-byte file", header,
-                                     bytes));
+        return bad(path,
+                   fmt::format("the header claims {} bytes of a {}-byte file", header, bytes));
     f.data_start_ = 8 + header;
     const auto doc = nlohmann::json::parse(f.map_ + 8, f.map_ + 8 + header, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) return bad(path, "the header is not a JSON object");
@@ -95,7 +98,9 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
     for (const auto& [name, v] : doc.items()) {
         if (name == "__metadata__") continue;
-        auto where = [&](const std::string& what) { return bad(path, "tensor " + name + " " + what); };
+        auto where = [&](const std::string& what) {
+            return bad(path, "tensor " + name + " " + what);
+        };
         if (!v.is_object() || !v.contains("dtype") || !v.contains("shape") ||
             !v.contains("data_offsets"))
             return where("lacks dtype, shape or data_offsets");
@@ -126,8 +131,8 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
             return where(fmt::format("lies at [{}, {}) outside the {} data bytes", e.begin, e.end,
                                      data_bytes));
         if (e.end - e.begin != e.elements() * dtype_bytes(e.dtype))
-            return where(fmt::format("holds {} bytes for {} elements", e.end - e.begin,
-                                     e.elements()));
+            return where(
+                fmt::format("holds {} bytes for {} elements", e.end - e.begin, e.elements()));
         ranges.emplace_back(e.begin, e.end);
         f.tensors_.emplace(name, std::move(e));
     }

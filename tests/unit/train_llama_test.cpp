@@ -34,8 +34,7 @@ TEST(TrainLlama, PlanAndTrainCountTheSameParametersForEveryCatalogModel) {
             << spec.id;
         // And both equal what the model's authors publish.
         if (spec.published_params) {
-            EXPECT_EQ(layout.model_params(), static_cast<size_t>(spec.published_params))
-                << spec.id;
+            EXPECT_EQ(layout.model_params(), static_cast<size_t>(spec.published_params)) << spec.id;
         }
         // The shape round-trips through plan's view of it.
         EXPECT_EQ(plan::count_params(model_spec_of(*c)).total, plan::count_params(spec).total)
@@ -81,8 +80,7 @@ TEST(TrainLlama, AConfigJsonBuildsTheModelPlanPlans) {
     EXPECT_EQ(c->rope_scaling.original_max_positions, 8192);
     // Llama 3.2 1B: 1,235,814,400 parameters (tied), as its model card's safetensors count.
     EXPECT_EQ(ParamLayout(*c).model_params(), 1'235'814'400u);
-    EXPECT_EQ(ParamLayout(*c).model_params(),
-              static_cast<size_t>(plan::count_params(*spec).total));
+    EXPECT_EQ(ParamLayout(*c).model_params(), static_cast<size_t>(plan::count_params(*spec).total));
 
     // What train cannot build is one sentence, not a wrong model.
     auto odd = plan::model_from_hf_config(

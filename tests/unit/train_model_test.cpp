@@ -54,7 +54,6 @@ ModelConfig llama_micro_variant() {
     return c;
 }
 
-
 // Random parameters of a size that makes every path matter (saturated softmaxes or vanishing
 // signals would let a wrong gradient pass).
 template <class T>

@@ -77,8 +77,8 @@ size_t GptCpu<T>::activation_bytes_for(const ModelConfig& c, int B, int Tn) {
     const size_t N = static_cast<size_t>(B) * Tn, C = c.channels;
     const size_t QKV = c.qkv_width(), F = c.ffn_width(), FC = llama ? 2 * F : F;
     const size_t stats = llama ? 2 : 4;
-    const size_t per_layer = N * C * 5 + N * stats + N * QKV + N * (FC + F) +
-                             static_cast<size_t>(B) * c.heads * Tn;
+    const size_t per_layer =
+        N * C * 5 + N * stats + N * QKV + N * (FC + F) + static_cast<size_t>(B) * c.heads * Tn;
     const size_t rope = llama ? static_cast<size_t>(Tn) * c.head_dim() : 0;
     const size_t rest = N * C * 3 + N * (stats / 2 + 1) + N * c.padded_vocab + N * 2 + N * C * 3 +
                         N * QKV + N * (FC + F) + rope;
@@ -86,8 +86,8 @@ size_t GptCpu<T>::activation_bytes_for(const ModelConfig& c, int B, int Tn) {
 }
 
 template <class T>
-void GptCpu<T>::norm_forward(T* out, T* mean, T* rstd, const T* inp, Param w, Param b,
-                             size_t layer, size_t N) {
+void GptCpu<T>::norm_forward(T* out, T* mean, T* rstd, const T* inp, Param w, Param b, size_t layer,
+                             size_t N) {
     const int C = config_.channels;
     const T* wp = p(w) + layer * C;
     if (config_.arch == Arch::kLlama)
@@ -97,8 +97,8 @@ void GptCpu<T>::norm_forward(T* out, T* mean, T* rstd, const T* inp, Param w, Pa
 }
 
 template <class T>
-void GptCpu<T>::norm_backward(T* dinp, const T* dout, const T* inp, Param w, Param b,
-                              size_t layer, const T* mean, const T* rstd, size_t N) {
+void GptCpu<T>::norm_backward(T* dinp, const T* dout, const T* inp, Param w, Param b, size_t layer,
+                              const T* mean, const T* rstd, size_t N) {
     const int C = config_.channels;
     if (config_.arch == Arch::kLlama)
         rmsnorm_backward(dinp, g(w) + layer * C, dout, inp, p(w) + layer * C, rstd, N, C);
@@ -142,8 +142,7 @@ double GptCpu<T>::forward(const uint32_t* inputs, const uint32_t* targets, int B
         return base ? base + l * per_layer(layout_, which, L) : nullptr;
     };
 
-    encoder_forward(encoded_.data(), inputs_.data(), p(Param::kWte), maybe(Param::kWpe), B, Tn,
-                    C);
+    encoder_forward(encoded_.data(), inputs_.data(), p(Param::kWte), maybe(Param::kWpe), B, Tn, C);
     const T* residual = encoded_.data();
     for (int l = 0; l < L; ++l) {
         LayerActs& a = layers_[l];

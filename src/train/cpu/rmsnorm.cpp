@@ -46,8 +46,7 @@ void rmsnorm_backward(T* dinp, T* dw, const T* dout, const T* inp, const T* w, c
 }
 
 template void rmsnorm_forward(float*, float*, const float*, const float*, size_t, int, double);
-template void rmsnorm_forward(double*, double*, const double*, const double*, size_t, int,
-                              double);
+template void rmsnorm_forward(double*, double*, const double*, const double*, size_t, int, double);
 template void rmsnorm_backward(float*, float*, const float*, const float*, const float*,
                                const float*, size_t, int);
 template void rmsnorm_backward(double*, double*, const double*, const double*, const double*,

@@ -31,7 +31,7 @@ void rope_apply(T* qkv, const T* cos, const T* sin, int B, int Tn, int NH, int K
         T* row = qkv + static_cast<size_t>(n) * width;
         const T* c = cos + t * (hd / 2);
         const T* s = sin + t * (hd / 2);
-        rotate_heads(row, c, s, NH, hd, sign);                                // q
+        rotate_heads(row, c, s, NH, hd, sign);                                  // q
         rotate_heads(row + static_cast<size_t>(NH) * hd, c, s, KVH, hd, sign);  // k
     }
 }

@@ -17,7 +17,6 @@ Usage: llama_vs_pytorch.py TRAINRIG WORKDIR
 
 import json
 import os
-import struct
 import subprocess
 import sys
 
@@ -25,6 +24,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
                                 "scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checkpoint_io import learning_rate, load_checkpoint, write_llmc_shard  # noqa: E402
 import llama_torch  # noqa: E402
 
 T, B, STEPS = 32, 4, 6
@@ -41,33 +42,6 @@ QWEN = {"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4,
         "num_key_value_heads": 4, "intermediate_size": 96, "num_hidden_layers": 2,
         "vocab_size": 200, "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
         "rope_theta": 1000000.0, "tie_word_embeddings": True, "hidden_act": "silu"}
-
-
-def write_llmc_shard(path, tokens):
-    header = [0] * 256
-    header[0], header[1], header[2] = 20240520, 1, len(tokens)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<256i", *header))
-        f.write(struct.pack("<%dH" % len(tokens), *tokens))
-
-
-def learning_rate(step, total):
-    """docs/train.md: linear warm-up, then half a cosine to lr x final_lr_frac."""
-    if step < WARMUP:
-        return LR * (step + 1) / WARMUP
-    decay = total - WARMUP - 1
-    progress = min(1.0, (step - WARMUP) / decay)
-    floor = LR * FINAL_FRAC
-    return floor + 0.5 * (1 + torch.cos(torch.tensor(torch.pi * progress)).item()) * (LR - floor)
-
-
-def load_checkpoint(folder):
-    with open(os.path.join(folder, "state.json")) as f:
-        state = json.load(f)
-    def floats(name):
-        with open(os.path.join(folder, name), "rb") as f:
-            return torch.frombuffer(bytearray(f.read()), dtype=torch.float32)
-    return state, floats("model.bin"), floats("adam_m.bin"), floats("adam_v.bin")
 
 
 def batch(tokens):
@@ -115,7 +89,7 @@ def check_training(trainrig, work, config, shard, tokens):
         loss.backward()
         torch.nn.utils.clip_grad_norm_([flat[n] for n in live], CLIP)
         for g in opt.param_groups:
-            g["lr"] = learning_rate(step, STEPS)
+            g["lr"] = learning_rate(step, STEPS, LR, WARMUP, FINAL_FRAC)
         opt.step()
     _, final, _, _ = load_checkpoint(os.path.join(ckpt, "step-%09d" % STEPS))
     ours = torch.cat([flat[t["name"]].detach() for t in state["tensors"]])

@@ -14,9 +14,7 @@ gradients, the optimizer, the schedule and the checkpoint format at once.
 """
 
 import json
-import math
 import os
-import struct
 import subprocess
 import sys
 
@@ -24,37 +22,12 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
                                 "scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checkpoint_io import learning_rate, load_checkpoint, write_llmc_shard  # noqa: E402
 import gpt2_torch  # noqa: E402  (the PyTorch GPT-2, in trainrig's parameter layout)
 
 L, NH, C, V, T, B, STEPS = 2, 4, 64, 200, 32, 4, 6
 LR, WARMUP, FINAL_FRAC, WD, CLIP = 1e-3, 2, 0.1, 0.1, 1.0
-
-
-def write_llmc_shard(path, tokens):
-    header = [0] * 256
-    header[0], header[1], header[2] = 20240520, 1, len(tokens)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<256i", *header))
-        f.write(struct.pack("<%dH" % len(tokens), *tokens))
-
-
-def learning_rate(step, total):
-    """docs/train.md: linear warm-up, then half a cosine to lr x final_lr_frac."""
-    if step < WARMUP:
-        return LR * (step + 1) / WARMUP
-    decay = total - WARMUP - 1
-    progress = min(1.0, (step - WARMUP) / decay)
-    floor = LR * FINAL_FRAC
-    return floor + 0.5 * (1 + math.cos(math.pi * progress)) * (LR - floor)
-
-
-def load_checkpoint(folder):
-    with open(os.path.join(folder, "state.json")) as f:
-        state = json.load(f)
-    def floats(name):
-        with open(os.path.join(folder, name), "rb") as f:
-            return torch.frombuffer(bytearray(f.read()), dtype=torch.float32)
-    return state, floats("model.bin"), floats("adam_m.bin"), floats("adam_v.bin")
 
 
 def main():
@@ -100,7 +73,7 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(list(params.values()), CLIP)
         for g in opt.param_groups:
-            g["lr"] = learning_rate(step, STEPS)
+            g["lr"] = learning_rate(step, STEPS, LR, WARMUP, FINAL_FRAC)
         opt.step()
 
     _, final, _, _ = load_checkpoint(os.path.join(ckpt, "step-%09d" % STEPS))

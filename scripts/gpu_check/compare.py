@@ -1,6 +1,7 @@
-"""Pure readings of what the GPU steps wrote: the key numbers for the summary and the two
-side-by-side comparisons with PyTorch. No I/O here beyond the documents handed in, so
-tests/scripts/gpu_check_test.py checks each on small documents."""
+"""Pure readings of what the GPU steps wrote: the key numbers for the summary, the training logs
+of one run on two backends side by side, and the two side-by-side comparisons with PyTorch. No
+I/O here beyond the documents handed in, so tests/scripts/gpu_check_test.py checks each on small
+documents."""
 import re
 import statistics
 
@@ -26,6 +27,39 @@ def gtest_numbers(doc):
             props = {k: v for k, v in t.items() if k.startswith("worst_")}
             if props:
                 out["properties"][name] = props
+    return out
+
+
+def relative_error(reference, value):
+    """|value - reference| / |reference| (absolute when the reference is 0); NaN when either is
+    not a number (a NaN loss is logged as null)."""
+    numbers = (int, float)
+    if not isinstance(reference, numbers) or not isinstance(value, numbers):
+        return float("nan")
+    return abs(value - reference) / abs(reference) if reference else abs(value - reference)
+
+
+def train_curves(reference, device, limits):
+    """Two `trainrig train --log` files of the same run on two backends, line by line: the
+    relative error of each key of `limits` (loss, grad_norm, val_loss) per step, the worst per
+    key over its limit (below 1 passes; null when one was not a number), and a sentence per
+    disagreement. NaN never passes."""
+    out = {"lines": len(device), "worst": {}, "problems": []}
+    if len(reference) != len(device) or not device:
+        out["problems"].append(f"{len(device)} logged steps against the reference's "
+                               f"{len(reference)}")
+        return out
+    for key, limit in limits.items():
+        worst = 0.0
+        for ref, dev in zip(reference, device):
+            if key not in ref and key not in dev:
+                continue
+            err = relative_error(ref.get(key), dev.get(key))
+            if not err <= limit:
+                out["problems"].append(f"{key} at step {ref.get('step')}: {dev.get(key)} against "
+                                       f"{ref.get(key)}, relative error {err:.3g} over {limit}")
+            worst = max(worst, err / limit) if worst is not None and err == err else None
+        out["worst"][key] = worst
     return out
 
 

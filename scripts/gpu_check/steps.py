@@ -1,6 +1,7 @@
 """The steps of scripts/gpu-check.sh, in the order a short GPU window should spend its time:
 what has never run on a GPU first (sanitizers on the attention kernels, the CUDA trainer
-against the CPU reference, the trainer's GPT-2 bench), then the GPU benchmarks beside PyTorch,
+against the CPU reference, the trainer's GPT-2 bench, Llama blocks on the CUDA trainer against
+the CPU backend), then the GPU benchmarks beside PyTorch,
 then what has run before (doctor, topology, NVML), `validate` when the build has it, and the
 PyTorch GPT-2 comparison last. Caps and minimums are seconds; docs/gpu-check.md lists them."""
 import os
@@ -8,6 +9,7 @@ import shutil
 import time
 
 import compare
+import llama_check
 from context import PLUGINS
 from runner import Step, Outcome, PASSED, FAILED, SKIPPED
 
@@ -280,6 +282,7 @@ def plan():
         Step("train-test", 120, 30, gtest_step("gpu_train_tests", "train-tests.json", plugin=True),
              pre, primary=("train-tests.json",)),
         Step("bench-train", 150, 60, bench_train, pre, primary=("bench-train.json",)),
+        Step("train-llama", 60, 15, llama_check.action, pre),
         Step("bench-plugin-tests", 60, 10, gtest_step("gpu_bench_tests", "gtest.json"), pre),
         Step("torch-reference", 90, 20, torch_reference, pre),
     ]

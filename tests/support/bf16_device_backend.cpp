@@ -1,5 +1,7 @@
 #include "bf16_device_backend.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -137,6 +139,7 @@ public:
     const ModelConfig& config() const override { return config_; }
 
     Status init_weights(uint64_t seed) override {
+        TRAINRIG_TRY(supported());
         init_model_weights(layout_, config_.layers, seed, std::span<float>(master_));
         sync_weights();
         return ok_status();
@@ -157,6 +160,7 @@ public:
         return ok_status();
     }
     Status load_state(const CheckpointState& s) override {
+        TRAINRIG_TRY(supported());
         master_ = s.params;
         m_ = s.adam_m;
         v_ = s.adam_v;
@@ -177,6 +181,17 @@ public:
     size_t peak_memory_bytes() const override { return 0; }
 
 private:
+    // The emulation follows the GPT-2 device path only (3C-wide qkv, LayerNorm, GELU, learned
+    // positions, tied classifier): a Llama shape would be mis-sized and mis-computed, not
+    // emulated, so it is refused before anything runs.
+    Status supported() const {
+        if (config_.arch == Arch::kGpt2) return ok_status();
+        return Status(Errc::kUnsupported,
+                      fmt::format("the bf16 emulation of the CUDA backend builds GPT-2 blocks "
+                                  "only, not {} blocks",
+                                  arch_name(config_.arch)),
+                      "compare a Llama shape on a GPU (scripts/gpu-check.sh, step train-llama)");
+    }
     // The bf16 copy every pass reads, as AdamW's kernel writes it beside the master weights.
     void sync_weights() {
         weights_ = master_;
@@ -254,6 +269,7 @@ void Bf16DeviceBackend::bias_backward(float* db, const std::vector<float>& dout,
 
 Result<double> Bf16DeviceBackend::forward(const uint32_t* inputs, const uint32_t* targets, int B,
                                           int T) {
+    TRAINRIG_TRY(supported());
     reserve(B, T);
     const int C = config_.channels, NH = config_.heads, L = config_.layers;
     std::copy(inputs, inputs + N_, tokens_.begin());
@@ -292,6 +308,7 @@ Result<double> Bf16DeviceBackend::forward(const uint32_t* inputs, const uint32_t
 }
 
 Status Bf16DeviceBackend::backward(float loss_scale, bool) {
+    TRAINRIG_TRY(supported());
     const int C = config_.channels, NH = config_.heads, L = config_.layers;
     const size_t uC = static_cast<size_t>(C);
     auto zero = [](std::vector<float>& v) { std::fill(v.begin(), v.end(), 0.0f); };
@@ -361,6 +378,7 @@ Status Bf16DeviceBackend::backward(float loss_scale, bool) {
 
 // adamw.cu's kernel, element by element.
 Status Bf16DeviceBackend::update(double lr, int64_t t, double norm) {
+    TRAINRIG_TRY(supported());
     AdamWStep a = adamw_step(opt_, lr, t, norm);
     if (fault_ == DeviceFault::kNoAdamBiasCorrection) a.c1 = a.c2 = 1.0f;
     for (const TensorSlot& s : layout_.slots()) {

@@ -1,6 +1,7 @@
 // Fused causal self-attention for the CUDA backend (attention.h): forward and a deterministic
 // backward, FlashAttention-2 style, with the matrix products on tensor cores through
-// nvcuda::wmma (bf16 16×16×16 tiles, fp32 accumulators).
+// nvcuda::wmma (bf16 16×16×16 tiles, fp32 accumulators). Grouped-query attention: query head h
+// reads key/value head h / (NH/KVH); multi-head attention is the case KVH = NH.
 //
 // Tiles are 64 queries × 64 keys; a block has 4 warps and warp w owns rows 16w..16w+15 of its
 // block's tile. The wmma accumulator layout is unspecified, so every product that feeds an
@@ -19,8 +20,10 @@
 //   dQ:    per (batch·head, query tile): D = rowsum(dO ∘ O) for its rows (also saved to the
 //          scratch for the next kernel), then over key tiles ≤ diagonal: S = Q·Kᵀ, dP = dO·Vᵀ,
 //          P = exp(scale·S − lse), dS = P ∘ (dP − D), dQ += dS·K in accumulator fragments.
-//   dK/dV: per (batch·head, key tile), warp w owning 16 keys: over query tiles ≥ diagonal:
-//          Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ, Pᵀ and dSᵀ as above, dV += Pᵀ·dO, dK += dSᵀ·Q.
+//   dK/dV: per (batch·key/value head, key tile), warp w owning 16 keys: for each query head of
+//          the group in turn, over query tiles ≥ diagonal: Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ, Pᵀ and dSᵀ
+//          as above, dV += Pᵀ·dO, dK += dSᵀ·Q. The group's heads add into the same fragments in
+//          a fixed order, so a shared key/value head needs no atomics either.
 // dQ and dK are multiplied by the scale once at the end; each gradient element is written once.
 // P and dS enter their products rounded to bf16, as in FlashAttention; sums, maxima, lse, D and
 // all accumulators stay fp32.
@@ -108,8 +111,8 @@ __device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi) {
 
 // Copies rows r0..r0+63 (HS values each, global row stride ld) into a padded shared tile. Rows
 // at or past T are zeroed: they only ever meet masked (zero) probabilities, and 0 · garbage
-// could be NaN. vec: all pointers 16-byte aligned, so rows move in 16-byte pieces (HS, C and
-// the head offsets are multiples of 8 elements).
+// could be NaN. vec: all pointers 16-byte aligned, so rows move in 16-byte pieces (HS, the row
+// widths and the head offsets are multiples of 8 elements).
 template <int HS>
 __device__ void load_tile(bf16* dst, const bf16* src, size_t ld, int r0, int T, bool vec) {
     constexpr int kLd = Dims<HS>::kLdH;
@@ -168,9 +171,25 @@ __device__ void mma_abt(FragAcc& acc, const bf16* a, int lda, const bf16* b, int
     }
 }
 
+// Where a batch row's heads lie in qkv: a row is [q: NH·HS | k: KVH·HS | v: KVH·HS], so its
+// stride is (NH + 2·KVH)·HS, K starts at NH·HS and V at (NH + KVH)·HS. out, dout and the q part
+// are C = NH·HS wide. With KVH = NH this is GPT-2's [q | k | v] of 3C.
+template <int HS>
+struct Rows {
+    int C;        // NH·HS: a row of out and dout
+    size_t ld;    // a row of qkv and dqkv
+    size_t koff;  // from a row's start to key/value head 0 of K
+    size_t voff;  // ... and of V
+    __device__ Rows(int NH, int KVH)
+        : C(NH * HS),
+          ld(static_cast<size_t>(NH + 2 * KVH) * HS),
+          koff(static_cast<size_t>(NH) * HS),
+          voff(static_cast<size_t>(NH + KVH) * HS) {}
+};
+
 template <int HS>
 __global__ void __launch_bounds__(kThreads, kFwdMinBlocks<HS>)
-    attention_forward_kernel(bf16* out, float* lse, const bf16* qkv, int T, int C, int NH,
+    attention_forward_kernel(bf16* out, float* lse, const bf16* qkv, int T, int NH, int KVH,
                              float scale_log2, bool vec) {
     using D = Dims<HS>;
     extern __shared__ __align__(128) unsigned char smem[];
@@ -186,10 +205,14 @@ __global__ void __launch_bounds__(kThreads, kFwdMinBlocks<HS>)
     const int qt = gridDim.y - 1 - blockIdx.y;  // the longest rows start first
     const int q0 = qt * kTile;
     const int t = q0 + warp * kFrag + row;  // this lane's query
-    const size_t ld = 3 * static_cast<size_t>(C);
-    const bf16* q = qkv + static_cast<size_t>(b) * T * ld + static_cast<size_t>(h) * HS;
-    const bf16* k = q + C;
-    const bf16* v = k + C;
+    const Rows<HS> r(NH, KVH);
+    const int C = r.C;
+    const size_t ld = r.ld;
+    const size_t kv = static_cast<size_t>(h / (NH / KVH)) * HS;  // this head's key/value head
+    const bf16* base = qkv + static_cast<size_t>(b) * T * ld;
+    const bf16* q = base + static_cast<size_t>(h) * HS;
+    const bf16* k = base + r.koff + kv;
+    const bf16* v = base + r.voff + kv;
     float* sS = sF + warp * D::kFwdWarpF;  // this warp's scores, then its P·V
     bf16* sPw = sP + warp * kFrag * D::kLdP;
 
@@ -277,7 +300,7 @@ __global__ void __launch_bounds__(kThreads, kFwdMinBlocks<HS>)
 template <int HS>
 __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
     attention_backward_dq_kernel(bf16* dqkv, float* dsum, const bf16* dout, const bf16* qkv,
-                                 const bf16* out, const float* lse, int T, int C, int NH,
+                                 const bf16* out, const float* lse, int T, int NH, int KVH,
                                  float scale, float scale_log2, bool vec) {
     using D = Dims<HS>;
     extern __shared__ __align__(128) unsigned char smem[];
@@ -294,11 +317,15 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
     const int qt = gridDim.y - 1 - blockIdx.y;  // the longest rows start first
     const int q0 = qt * kTile;
     const int t = q0 + warp * kFrag + row;  // this lane's query
-    const size_t ld = 3 * static_cast<size_t>(C);
+    const Rows<HS> r(NH, KVH);
+    const int C = r.C;
+    const size_t ld = r.ld;
     const size_t hoff = static_cast<size_t>(h) * HS;
-    const bf16* q = qkv + static_cast<size_t>(b) * T * ld + hoff;
-    const bf16* k = q + C;
-    const bf16* v = k + C;
+    const size_t kv = static_cast<size_t>(h / (NH / KVH)) * HS;  // this head's key/value head
+    const bf16* base = qkv + static_cast<size_t>(b) * T * ld;
+    const bf16* q = base + hoff;
+    const bf16* k = base + r.koff + kv;
+    const bf16* v = base + r.voff + kv;
     const bf16* dO = dout + static_cast<size_t>(b) * T * C + hoff;
     const bf16* O = out + static_cast<size_t>(b) * T * C + hoff;
     float* sS = sF + warp * D::kBwdWarpF;  // this warp's S, then its dQ rows
@@ -389,7 +416,7 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
 template <int HS>
 __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
     attention_backward_dkv_kernel(bf16* dqkv, const float* dsum, const bf16* dout, const bf16* qkv,
-                                  const float* lse, int T, int C, int NH, float scale,
+                                  const float* lse, int T, int NH, int KVH, float scale,
                                   float scale_log2, bool vec) {
     using D = Dims<HS>;
     extern __shared__ __align__(128) unsigned char smem[];
@@ -405,19 +432,19 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int row = lane / 2, half = lane % 2;
-    const int bh = blockIdx.x, b = bh / NH, h = bh % NH;
+    const int bg = blockIdx.x, b = bg / KVH, g = bg % KVH;  // batch, key/value head
+    const int group = NH / KVH;                             // query heads sharing it
     const int kt = blockIdx.y;  // key tile 0 meets the most queries and starts first
     const int k0 = kt * kTile;
     const int nt = gridDim.y;
     const int key = k0 + warp * kFrag + row;  // this lane's key
-    const size_t ld = 3 * static_cast<size_t>(C);
-    const size_t hoff = static_cast<size_t>(h) * HS;
-    const bf16* q = qkv + static_cast<size_t>(b) * T * ld + hoff;
-    const bf16* k = q + C;
-    const bf16* v = k + C;
-    const bf16* dO = dout + static_cast<size_t>(b) * T * C + hoff;
-    const float* lse_bh = lse + static_cast<size_t>(bh) * T;
-    const float* dsum_bh = dsum + static_cast<size_t>(bh) * T;
+    const Rows<HS> r(NH, KVH);
+    const int C = r.C;
+    const size_t ld = r.ld;
+    const size_t kv = static_cast<size_t>(g) * HS;
+    const bf16* base = qkv + static_cast<size_t>(b) * T * ld;
+    const bf16* k = base + r.koff + kv;
+    const bf16* v = base + r.voff + kv;
     float* sS = sF + warp * D::kBwdWarpF;  // this warp's Sᵀ, then its dK and dV rows
     float* sdP = sS + D::kScoreF;
     bf16* sPTw = sPT + warp * kFrag * D::kLdP;
@@ -435,16 +462,22 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
         wmma::fill_fragment(dv[j], 0.f);
     }
 
-    // Query tiles before kt only hold queries earlier than every key here: all masked.
-    for (int qt = kt; qt < nt; ++qt) {
-        const int q0 = qt * kTile;
+    // The group's query heads in order, each over its query tiles (one flat loop, which keeps
+    // fewer registers live than two nested ones); tiles before kt only hold queries earlier than
+    // every key here: all masked.
+    const int span = nt - kt;
+    for (int it = 0; it < group * span; ++it) {
+        const int h = g * group + it / span;
+        const int q0 = (kt + it % span) * kTile;
+        const size_t hoff = static_cast<size_t>(h) * HS;
+        const size_t bh = static_cast<size_t>(b) * NH + h;
         __syncthreads();  // every warp is done with the previous Q, dO, lse and D
-        load_tile<HS>(sQ, q, ld, q0, T, vec);
-        load_tile<HS>(sdO, dO, C, q0, T, vec);
+        load_tile<HS>(sQ, base + hoff, ld, q0, T, vec);
+        load_tile<HS>(sdO, dout + static_cast<size_t>(b) * T * C + hoff, C, q0, T, vec);
         for (int i = threadIdx.x; i < kTile; i += kThreads) {
             const bool in = q0 + i < T;
-            sL[i] = in ? lse_bh[q0 + i] * kLog2e : 0.f;
-            sD[i] = in ? dsum_bh[q0 + i] : 0.f;
+            sL[i] = in ? lse[bh * T + q0 + i] * kLog2e : 0.f;
+            sD[i] = in ? dsum[bh * T + q0 + i] : 0.f;
         }
         __syncthreads();
 
@@ -493,9 +526,9 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
         }
     }
 
-    // kt < nt, so the loop ran and its last __syncwarp ordered the reads of Sᵀ and dPᵀ before
-    // these stores.
-    bf16* dst = dqkv + static_cast<size_t>(b) * T * ld + hoff;
+    // kt < nt and group ≥ 1, so the loop ran and its last __syncwarp ordered the reads of Sᵀ and
+    // dPᵀ before these stores.
+    bf16* dst = dqkv + static_cast<size_t>(b) * T * ld;
 #pragma unroll
     for (int j = 0; j < HS / kFrag; ++j) {
 #pragma unroll
@@ -503,13 +536,13 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
         wmma::store_matrix_sync(sS + j * kFrag, dk[j], D::kLdO, wmma::mem_row_major);
     }
     __syncwarp();
-    store_rows<HS>(dst + C, ld, k0 + warp * kFrag, T, sS, lane, vec);
+    store_rows<HS>(dst + r.koff + kv, ld, k0 + warp * kFrag, T, sS, lane, vec);
     __syncwarp();  // the dK rows are read before dV overwrites them
 #pragma unroll
     for (int j = 0; j < HS / kFrag; ++j)
         wmma::store_matrix_sync(sS + j * kFrag, dv[j], D::kLdO, wmma::mem_row_major);
     __syncwarp();
-    store_rows<HS>(dst + 2 * static_cast<size_t>(C), ld, k0 + warp * kFrag, T, sS, lane, vec);
+    store_rows<HS>(dst + r.voff + kv, ld, k0 + warp * kFrag, T, sS, lane, vec);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -517,27 +550,34 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 float scale_of(int hs) { return 1.f / std::sqrt(static_cast<float>(hs)); }
 
 template <int HS>
-void forward_impl(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH,
+void forward_impl(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH,
                   cudaStream_t stream) {
     constexpr size_t smem = Dims<HS>::kFwdSmem;
     const dim3 grid(static_cast<unsigned>(B * NH), static_cast<unsigned>((T + kTile - 1) / kTile));
     const bool vec = aligned16(out) && aligned16(qkv);
     attention_forward_kernel<HS>
-        <<<grid, kThreads, smem, stream>>>(out, lse, qkv, T, C, NH, scale_of(HS) * kLog2e, vec);
+        <<<grid, kThreads, smem, stream>>>(out, lse, qkv, T, NH, KVH, scale_of(HS) * kLog2e, vec);
 }
 
 template <int HS>
 void backward_impl(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* out, const float* lse,
-                   float* dsum, int B, int T, int C, int NH, cudaStream_t stream) {
+                   float* dsum, int B, int T, int NH, int KVH, cudaStream_t stream) {
     constexpr size_t dq_smem = Dims<HS>::kDqSmem, dkv_smem = Dims<HS>::kDkvSmem;
-    const dim3 grid(static_cast<unsigned>(B * NH), static_cast<unsigned>((T + kTile - 1) / kTile));
+    const unsigned tiles = static_cast<unsigned>((T + kTile - 1) / kTile);
+    const dim3 q_grid(static_cast<unsigned>(B * NH), tiles);
+    const dim3 kv_grid(static_cast<unsigned>(B * KVH), tiles);
     const bool vec = aligned16(dqkv) && aligned16(dout) && aligned16(qkv) && aligned16(out);
     const float scale = scale_of(HS);
     // The dQ kernel also writes D, which the dK/dV kernel after it on the stream reads.
-    attention_backward_dq_kernel<HS><<<grid, kThreads, dq_smem, stream>>>(
-        dqkv, dsum, dout, qkv, out, lse, T, C, NH, scale, scale * kLog2e, vec);
-    attention_backward_dkv_kernel<HS><<<grid, kThreads, dkv_smem, stream>>>(
-        dqkv, dsum, dout, qkv, lse, T, C, NH, scale, scale * kLog2e, vec);
+    attention_backward_dq_kernel<HS><<<q_grid, kThreads, dq_smem, stream>>>(
+        dqkv, dsum, dout, qkv, out, lse, T, NH, KVH, scale, scale * kLog2e, vec);
+    attention_backward_dkv_kernel<HS><<<kv_grid, kThreads, dkv_smem, stream>>>(
+        dqkv, dsum, dout, qkv, lse, T, NH, KVH, scale, scale * kLog2e, vec);
+}
+
+// The shapes the launchers accept; anything else is refused by GptCuda::create first.
+bool valid_shape(int B, int T, int NH, int KVH) {
+    return B > 0 && T > 0 && NH > 0 && KVH > 0 && NH % KVH == 0;
 }
 
 // Each kernel needs more than the default 48 KiB of dynamic shared memory at some head size, so
@@ -582,44 +622,43 @@ KernelSetupError attention_configure(int hs) {
 
 bool attention_supports_head_dim(int hs) { return hs == 16 || hs == 32 || hs == 64 || hs == 128; }
 
-void attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH,
-                       cudaStream_t stream) {
-    if (B <= 0 || T <= 0 || C <= 0 || NH <= 0 || C % NH != 0) return;
-    switch (C / NH) {
+void attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH,
+                       int hs, cudaStream_t stream) {
+    if (!valid_shape(B, T, NH, KVH)) return;
+    switch (hs) {
         case 16:
-            return forward_impl<16>(out, lse, qkv, B, T, C, NH, stream);
+            return forward_impl<16>(out, lse, qkv, B, T, NH, KVH, stream);
         case 32:
-            return forward_impl<32>(out, lse, qkv, B, T, C, NH, stream);
+            return forward_impl<32>(out, lse, qkv, B, T, NH, KVH, stream);
         case 64:
-            return forward_impl<64>(out, lse, qkv, B, T, C, NH, stream);
+            return forward_impl<64>(out, lse, qkv, B, T, NH, KVH, stream);
         case 128:
-            return forward_impl<128>(out, lse, qkv, B, T, C, NH, stream);
+            return forward_impl<128>(out, lse, qkv, B, T, NH, KVH, stream);
         default:
             return;  // callers check attention_supports_head_dim first
     }
 }
 
-// D, one fp32 per (batch, head, query): what the dK/dV kernel needs from the dQ kernel.
-size_t attention_backward_scratch_bytes(int B, int T, int C, int NH) {
-    (void)C;
+// D, one fp32 per (batch, query head, query): what the dK/dV kernel needs from the dQ kernel.
+size_t attention_backward_scratch_bytes(int B, int T, int NH) {
     if (B <= 0 || T <= 0 || NH <= 0) return 0;
     return static_cast<size_t>(B) * NH * T * sizeof(float);
 }
 
 void attention_backward(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* out,
-                        const float* lse, void* scratch, int B, int T, int C, int NH,
+                        const float* lse, void* scratch, int B, int T, int NH, int KVH, int hs,
                         cudaStream_t stream) {
-    if (B <= 0 || T <= 0 || C <= 0 || NH <= 0 || C % NH != 0) return;
+    if (!valid_shape(B, T, NH, KVH)) return;
     float* dsum = static_cast<float*>(scratch);
-    switch (C / NH) {
+    switch (hs) {
         case 16:
-            return backward_impl<16>(dqkv, dout, qkv, out, lse, dsum, B, T, C, NH, stream);
+            return backward_impl<16>(dqkv, dout, qkv, out, lse, dsum, B, T, NH, KVH, stream);
         case 32:
-            return backward_impl<32>(dqkv, dout, qkv, out, lse, dsum, B, T, C, NH, stream);
+            return backward_impl<32>(dqkv, dout, qkv, out, lse, dsum, B, T, NH, KVH, stream);
         case 64:
-            return backward_impl<64>(dqkv, dout, qkv, out, lse, dsum, B, T, C, NH, stream);
+            return backward_impl<64>(dqkv, dout, qkv, out, lse, dsum, B, T, NH, KVH, stream);
         case 128:
-            return backward_impl<128>(dqkv, dout, qkv, out, lse, dsum, B, T, C, NH, stream);
+            return backward_impl<128>(dqkv, dout, qkv, out, lse, dsum, B, T, NH, KVH, stream);
         default:
             return;
     }

@@ -1,5 +1,7 @@
 // GptCuda: setup, parameter and moment copies, the forward pass and the optimizer. Backward is
-// in gpt_cuda_backward.cpp.
+// in gpt_cuda_backward.cpp. Both follow the CPU reference (src/train/cpu/gpt_cpu.cpp) for
+// either family, branching where it does: the norm, RoPE, the MLP's activation, the position
+// table and the classifier.
 #include "train/cuda/gpt_cuda.h"
 
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include "cuda/cuda_check.h"
 #include "train/cuda/attention.h"
 #include "train/cuda/gpt_cuda_impl.h"
+#include "train/rope_table.h"
 
 namespace trainrig::train::cuda {
 
@@ -24,8 +27,9 @@ double gib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 
 
 // The kernels' one-time setup on the current device, each refusal named.
 Status configure_kernels(const ModelConfig& c) {
-    for (const KernelSetupError& e :
-         {attention_configure(c.head_dim()), layernorm_configure(c.channels)}) {
+    const KernelSetupError norm =
+        c.arch == Arch::kLlama ? rmsnorm_configure(c.channels) : layernorm_configure(c.channels);
+    for (const KernelSetupError& e : {attention_configure(c.head_dim()), norm}) {
         if (e.error == cudaSuccess) continue;
         return Status(Errc::kUnsupported,
                       fmt::format("the GPU refused {} KiB of shared memory per block for {} "
@@ -48,11 +52,6 @@ Result<std::unique_ptr<GptCuda>> GptCuda::create(const ModelConfig& c, const Opt
                                                  int B, int T) {
     TRAINRIG_TRY(validate(c));
     TRAINRIG_TRY(validate(opt));
-    if (c.arch != Arch::kGpt2)
-        return Status(Errc::kUnsupported,
-                      fmt::format("the CUDA backend builds GPT-2 blocks; {} blocks train on the "
-                                  "CPU backend",
-                                  arch_name(c.arch)));
     if (B < 1 || T < 1 || T > c.max_seq || static_cast<int64_t>(B) * T > INT_MAX)
         return Status(Errc::kInvalidInput,
                       fmt::format("a micro-batch of {} x {} tokens does not fit this model: "
@@ -64,6 +63,14 @@ Result<std::unique_ptr<GptCuda>> GptCuda::create(const ModelConfig& c, const Opt
             Errc::kInvalidInput,
             fmt::format("the CUDA backend needs dim to be a multiple of 8, not {}", c.channels),
             "choose a --dim that is a multiple of 8");
+    // Llama's MLP width is the leading dimension of the down projection and half the gate | up
+    // projection's rows.
+    if (c.ffn_width() % 8 != 0)
+        return Status(Errc::kInvalidInput,
+                      fmt::format("the CUDA backend needs the MLP width to be a multiple of 8, "
+                                  "not {}",
+                                  c.ffn_width()),
+                      "choose a model whose intermediate size is a multiple of 8");
     if (!attention_supports_head_dim(c.head_dim()))
         return Status(Errc::kUnsupported,
                       fmt::format("the CUDA attention kernels are not built for head size {} "
@@ -111,6 +118,17 @@ Result<std::unique_ptr<GptCuda>> GptCuda::create(const ModelConfig& c, const Opt
     // AdamW starts from zero moments and the gradients accumulate into zeros; the rest is
     // cleared too so that no buffer (the padded vocabulary rows included) starts as garbage.
     CUDA_TRY(cudaMemsetAsync(impl->memory.get(), 0, sizes.total_bytes, impl->stream.get()));
+    // RoPE's angles, computed in double on the host by the same function as the CPU reference
+    // uses and stored as fp32; the vectors live until the copies are done.
+    std::vector<float> rope_cos, rope_sin;
+    if (c.arch == Arch::kLlama) {
+        const DeviceBuffers& b = impl->buf;
+        rope_table(c, b.rope_positions, rope_cos, rope_sin);
+        CUDA_TRY(cudaMemcpyAsync(b.rope_cos, rope_cos.data(), rope_cos.size() * sizeof(float),
+                                 cudaMemcpyHostToDevice, impl->stream.get()));
+        CUDA_TRY(cudaMemcpyAsync(b.rope_sin, rope_sin.data(), rope_sin.size() * sizeof(float),
+                                 cudaMemcpyHostToDevice, impl->stream.get()));
+    }
     TRAINRIG_TRY(wait_stream(impl->stream.get()));
     return std::unique_ptr<GptCuda>(new GptCuda(std::move(impl)));
 }
@@ -203,50 +221,58 @@ Result<double> GptCuda::forward(const uint32_t* d_inputs, const uint32_t* d_targ
     const DeviceBuffers& b = model.buf;
     const cudaStream_t s = model.stream.get();
     LtGemm& gemm = *model.gemm;
-    const int N = B * T, C = model.config.channels, NH = model.config.heads,
-              L = model.config.layers;
-    const int Vp = model.config.padded_vocab;
-    const size_t uN = static_cast<size_t>(N), uC = static_cast<size_t>(C);
+    const ModelConfig& c = model.config;
+    const int N = B * T, C = c.channels, NH = c.heads, L = c.layers, Vp = c.padded_vocab;
+    const int KVH = c.kv_head_count(), hd = c.head_dim(), QKV = c.qkv_width(), F = c.ffn_width();
+    const bool llama = model.llama();
+    const int FC = llama ? 2 * F : F;  // the MLP's first projection: gate | up for Llama
+    const size_t uN = static_cast<size_t>(N), uF = static_cast<size_t>(F);
 
     CUDA_TRY(
         cudaMemcpyAsync(b.tokens, d_inputs, uN * sizeof(uint32_t), cudaMemcpyDeviceToDevice, s));
     if (d_targets != nullptr)
         CUDA_TRY(cudaMemcpyAsync(b.targets, d_targets, uN * sizeof(uint32_t),
                                  cudaMemcpyDeviceToDevice, s));
+    // Llama has no position table: w(kWpe) is null and the encoder adds nothing.
     encoder_forward(b.encoded, b.tokens, model.w(Param::kWte), model.w(Param::kWpe), B, T, C, s);
     const bf16* residual = b.encoded;
     for (int l = 0; l < L; ++l) {
         const LayerActs& a = b.layers[static_cast<size_t>(l)];
-        layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, residual, model.w(Param::kLn1W, l),
-                          model.w(Param::kLn1B, l), N, C, s);
+        model.norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, residual, Param::kLn1W, Param::kLn1B, l,
+                           N, s);
+        // Biases a family lacks are null: the GEMM then has no bias epilogue.
         TRAINRIG_TRY(gemm.forward(a.qkv, a.ln1, model.w(Param::kQkvW, l), model.w(Param::kQkvB, l),
-                                  nullptr, N, C, 3 * C, s));
-        attention_forward(a.atty, a.lse, a.qkv, B, T, C, NH, s);
+                                  nullptr, N, C, QKV, s));
+        if (llama) rope_forward(a.qkv, b.rope_cos, b.rope_sin, B, T, NH, KVH, hd, s);
+        attention_forward(a.atty, a.lse, a.qkv, B, T, NH, KVH, hd, s);
         // The residual add rides on the GEMM: res2 = residual + atty · Wᵀ + b.
         TRAINRIG_TRY(gemm.forward(a.res2, a.atty, model.w(Param::kAttnProjW, l),
                                   model.w(Param::kAttnProjB, l), residual, N, C, C, s));
-        layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, model.w(Param::kLn2W, l),
-                          model.w(Param::kLn2B, l), N, C, s);
+        model.norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.res2, Param::kLn2W, Param::kLn2B, l, N,
+                           s);
         TRAINRIG_TRY(gemm.forward(a.fch, a.ln2, model.w(Param::kFcW, l), model.w(Param::kFcB, l),
-                                  nullptr, N, C, 4 * C, s));
-        gelu_forward(a.fch_gelu, a.fch, uN * 4 * uC, s);
+                                  nullptr, N, C, FC, s));
+        if (llama)
+            swiglu_forward(a.fch_gelu, a.fch, uN, F, s);
+        else
+            gelu_forward(a.fch_gelu, a.fch, uN * uF, s);
         TRAINRIG_TRY(gemm.forward(a.res3, a.fch_gelu, model.w(Param::kFcProjW, l),
-                                  model.w(Param::kFcProjB, l), a.res2, N, 4 * C, C, s));
+                                  model.w(Param::kFcProjB, l), a.res2, N, F, C, s));
         CUDA_TRY(cudaGetLastError());
         residual = a.res3;
     }
-    layernorm_forward(b.lnf, b.lnf_mean, b.lnf_rstd, residual, model.w(Param::kLnfW),
-                      model.w(Param::kLnfB), N, C, s);
-    // The classifier is the token embedding itself (tied), without a bias.
-    TRAINRIG_TRY(
-        gemm.forward(b.logits, b.lnf, model.w(Param::kWte), nullptr, nullptr, N, C, Vp, s));
+    model.norm_forward(b.lnf, b.lnf_mean, b.lnf_rstd, residual, Param::kLnfW, Param::kLnfB, 0, N,
+                       s);
+    // The classifier: the token embedding itself when tied (GPT-2), else lm_head; no bias.
+    TRAINRIG_TRY(gemm.forward(b.logits, b.lnf, model.w(model.layout.classifier()), nullptr, nullptr,
+                              N, C, Vp, s));
     model.logits_rows = uN;
     if (d_targets == nullptr) {
         CUDA_TRY(cudaGetLastError());
         TRAINRIG_TRY(wait_stream(s));
         return 0.0;
     }
-    crossentropy_forward(b.losses, b.row_lse, b.logits, b.targets, N, model.config.vocab, Vp, s);
+    crossentropy_forward(b.losses, b.row_lse, b.logits, b.targets, N, c.vocab, Vp, s);
     CUDA_TRY(cudaGetLastError());
     CUDA_TRY(cudaMemcpyAsync(model.host_losses, b.losses, uN * sizeof(float),
                              cudaMemcpyDeviceToHost, s));
@@ -257,6 +283,15 @@ Result<double> GptCuda::forward(const uint32_t* d_inputs, const uint32_t* d_targ
     model.T = T;
     model.backward_ready = true;
     return sum / static_cast<double>(N);
+}
+
+void GptCuda::Impl::norm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, Param wp,
+                                 Param bp, int l, int N, cudaStream_t s) const {
+    const int C = config.channels;
+    if (llama())
+        rmsnorm_forward(out, rstd, inp, w(wp, l), N, C, static_cast<float>(config.norm_eps), s);
+    else
+        layernorm_forward(out, mean, rstd, inp, w(wp, l), w(bp, l), N, C, s);
 }
 
 Result<double> GptCuda::grad_sum_squares() {

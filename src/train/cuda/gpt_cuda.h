@@ -1,7 +1,8 @@
-// GPT-2 training on one CUDA device: bf16 weights and activations for compute, fp32 master
-// weights, gradients and AdamW moments. The same model, parameter order (ParamLayout) and
-// formulas as the CPU reference (src/train/cpu/gpt_cpu.h); GEMMs through cuBLASLt, attention
-// fused (attention.h), the rest in train_kernels.h. All work is queued on one compute stream.
+// Decoder-only transformer training on one CUDA device, GPT-2 or Llama blocks
+// (model_config.h): bf16 weights and activations for compute, fp32 master weights, gradients and
+// AdamW moments. The same model, parameter order (ParamLayout) and formulas as the CPU reference
+// (src/train/cpu/gpt_cpu.h); GEMMs through cuBLASLt, attention fused (attention.h), the rest in
+// train_kernels.h. All work is queued on one compute stream.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -55,8 +56,9 @@ public:
     // Backward of the last forward with targets: grads += loss_scale · d(mean loss)/dθ.
     // layer_done(l) is called (on the host, in queue order) right after the work that completes
     // the gradients of layer l is queued, for l = L-1 down to 0, and last with l = -1 once the
-    // embeddings' (wte, wpe) and the final LayerNorm's gradients are queued. A hook may queue work
-    // on other streams after recording an event on stream(). Returns without waiting.
+    // embeddings' (wte, wpe), the final norm's and the classifier's gradients are queued. A hook
+    // may queue work on other streams after recording an event on stream(). Returns without
+    // waiting.
     Status backward(float loss_scale, const std::function<Status(int layer)>& layer_done);
 
     // Device fp32 gradients (layout().total()); valid after the queued work completes.

@@ -13,19 +13,21 @@
 namespace trainrig::train::cuda {
 
 // One transformer block's forward activations, kept for backward. Row-major, N = B·T rows.
+// QKV = C + 2·KVH·hd (3C for GPT-2); F = the MLP width (4C for GPT-2); FC = the MLP's first
+// projection (F for GPT-2, gate | up = 2F for Llama). A buffer a family does not use is null.
 struct LayerActs {
     bf16* ln1 = nullptr;        // (N, C)
-    float* ln1_mean = nullptr;  // (N)
+    float* ln1_mean = nullptr;  // (N); null for RMSNorm
     float* ln1_rstd = nullptr;  // (N)
-    bf16* qkv = nullptr;        // (N, 3C)
+    bf16* qkv = nullptr;        // (N, QKV), q and k rotated for Llama
     bf16* atty = nullptr;       // (N, C)
     float* lse = nullptr;       // (B, NH, T)
     bf16* res2 = nullptr;       // (N, C) residual stream after attention
     bf16* ln2 = nullptr;        // (N, C)
-    float* ln2_mean = nullptr;  // (N)
+    float* ln2_mean = nullptr;  // (N); null for RMSNorm
     float* ln2_rstd = nullptr;  // (N)
-    bf16* fch = nullptr;        // (N, 4C)
-    bf16* fch_gelu = nullptr;   // (N, 4C)
+    bf16* fch = nullptr;        // (N, FC)
+    bf16* fch_gelu = nullptr;   // (N, F) its activation: GELU, or SwiGLU's silu(gate)·up
     bf16* res3 = nullptr;       // (N, C) residual stream after the MLP: the block's output
 };
 
@@ -42,8 +44,8 @@ struct DeviceBuffers {
     uint32_t* targets = nullptr;  // (N)
     bf16* encoded = nullptr;      // (N, C)
     std::vector<LayerActs> layers;
-    bf16* lnf = nullptr;  // (N, C)
-    float* lnf_mean = nullptr;
+    bf16* lnf = nullptr;        // (N, C)
+    float* lnf_mean = nullptr;  // null for RMSNorm
     float* lnf_rstd = nullptr;
     bf16* logits = nullptr;  // (N, Vp); backward turns them into their gradient
     float* losses = nullptr;
@@ -52,10 +54,17 @@ struct DeviceBuffers {
     // Backward scratch, shared by the layers.
     float* dres = nullptr;      // (N, C) gradient of the residual stream
     bf16* dres_bf16 = nullptr;  // (N, C) its bf16 copy, a GEMM input
-    bf16* dbuf = nullptr;       // (N, 4C) the MLP's hidden gradient
-    bf16* dqkv = nullptr;       // (N, 3C)
+    bf16* dbuf = nullptr;       // (N, FC) the gradient of the MLP's first projection's output
+    bf16* dact = nullptr;       // (N, F) the gradient of SwiGLU's output; null for GPT-2, whose
+                                // GELU backward runs in place in dbuf
+    bf16* dqkv = nullptr;       // (N, QKV)
     bf16* datty = nullptr;      // (N, C)
-    bf16* dln = nullptr;        // (N, C) gradient of a LayerNorm's output
+    bf16* dln = nullptr;        // (N, C) gradient of a norm's output
+    // RoPE's cos and sin, (rope_positions, hd/2) fp32 each; null for GPT-2. rope_positions is
+    // min(max_seq, B·T): every sequence length a forward of at most B·T rows may take.
+    float* rope_cos = nullptr;
+    float* rope_sin = nullptr;
+    int rope_positions = 0;
     void* attention_scratch = nullptr;
     size_t attention_scratch_bytes = 0;
     double* partials = nullptr;  // kSumSquaresBlocks
@@ -67,7 +76,7 @@ struct DeviceBuffers {
 };
 
 // Lays the buffers out from `base` (256-byte aligned sub-buffers) for micro-batches up to B x T;
-// with a null base only the byte counts are filled in.
+// with a null base only the byte counts are filled in. A buffer of no elements is null.
 DeviceBuffers carve_buffers(const ModelConfig& c, int B, int T, std::byte* base);
 
 }  // namespace trainrig::train::cuda

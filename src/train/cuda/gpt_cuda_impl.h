@@ -26,8 +26,23 @@ struct GptCuda::Impl {
         const TensorSlot& s = layout[p];
         return s.offset + static_cast<size_t>(l) * (s.size / static_cast<size_t>(config.layers));
     }
-    const bf16* w(Param p, int l = 0) const { return buf.params + offset(p, l); }
-    float* g(Param p, int l = 0) const { return buf.grads + offset(p, l); }
+    // Layer l's slice of a weight or of its gradient; null for a tensor the family does not have
+    // (a bias of Llama, GPT-2's lm_head), which the GEMMs and kernels read as "none".
+    const bf16* w(Param p, int l = 0) const {
+        return layout[p].size ? buf.params + offset(p, l) : nullptr;
+    }
+    float* g(Param p, int l = 0) const {
+        return layout[p].size ? buf.grads + offset(p, l) : nullptr;
+    }
+    bool llama() const { return config.arch == Arch::kLlama; }
+
+    // The family's norm on N rows of layer l (l = 0 for the final one): LayerNorm with weight wp
+    // and bias bp (GPT-2), or RMSNorm with gain wp (Llama; mean and bp unused). Forward is in
+    // gpt_cuda.cpp, backward (dinp += the input gradient) in gpt_cuda_backward.cpp.
+    void norm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, Param wp, Param bp,
+                      int l, int N, cudaStream_t s) const;
+    void norm_backward(float* dinp, const bf16* dout, const bf16* inp, Param wp, Param bp, int l,
+                       const float* mean, const float* rstd, int N, cudaStream_t s) const;
 
     ModelConfig config;
     OptimizerConfig opt;

@@ -1,9 +1,10 @@
-// The CUDA backend's kernels other than GEMMs and attention: embeddings, LayerNorm, GELU, bias
-// gradients, the classifier's softmax cross-entropy, AdamW, the gradient norm and casts. Each
-// launcher queues on `stream` and returns at once; the caller checks cudaGetLastError at phase
-// ends. Layouts and formulas are those of the CPU reference (src/train/cpu/ops.h): activations
-// row-major with N = B·T rows, bf16 storage with fp32 arithmetic, fp32 gradients of parameters.
-// Every "+=" launcher accumulates into what is there (gradient accumulation, residual stream).
+// The CUDA backend's kernels other than GEMMs and attention: embeddings, LayerNorm and RMSNorm,
+// rotary embeddings, GELU and SwiGLU, bias gradients, the classifier's softmax cross-entropy,
+// AdamW, the gradient norm and casts. Each launcher queues on `stream` and returns at once; the
+// caller checks cudaGetLastError at phase ends. Layouts and formulas are those of the CPU
+// reference (src/train/cpu/ops.h): activations row-major with N = B·T rows, bf16 storage with
+// fp32 arithmetic, fp32 gradients of parameters. Every "+=" launcher accumulates into what is
+// there (gradient accumulation, residual stream).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -24,10 +25,11 @@ struct KernelSetupError {
     size_t smem_bytes = 0;
 };
 
-// out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]   (tokens: B·T device ids below Vp)
+// out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]   (tokens: B·T device ids below Vp); no position
+// term when wpe is null (rotary positions have no table).
 void encoder_forward(bf16* out, const uint32_t* tokens, const bf16* wte, const bf16* wpe, int B,
                      int T, int C, cudaStream_t stream);
-// dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += Σ_b dout[b,t,:]
+// dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += Σ_b dout[b,t,:] unless dwpe is null.
 void encoder_backward(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens, int B,
                       int T, int C, cudaStream_t stream);
 
@@ -44,10 +46,39 @@ void layernorm_backward(float* dinp, float* dw, float* db, const bf16* dout, con
                         const bf16* w, const float* mean, const float* rstd, int N, int C,
                         cudaStream_t stream);
 
+// RMSNorm (Llama): per row of C, x · rstd · w with rstd = 1/sqrt(mean(x²) + eps); rstd (N, fp32)
+// is kept for backward.
+void rmsnorm_forward(bf16* out, float* rstd, const bf16* inp, const bf16* w, int N, int C,
+                     float eps, cudaStream_t stream);
+// Raises rmsnorm_backward's shared-memory limit when C floats exceed the default 48 KiB (C above
+// 12288). Once per process and device, before the first launch.
+KernelSetupError rmsnorm_configure(int C);
+// dinp += RMSNorm's input gradient (fp32 residual-stream gradient); dw += Σ_rows dout·x·rstd.
+void rmsnorm_backward(float* dinp, float* dw, const bf16* dout, const bf16* inp, const bf16* w,
+                      const float* rstd, int N, int C, cudaStream_t stream);
+
+// Rotary position embedding in the rotate-half layout, in place on the NH query and KVH key heads
+// of qkv (B, T, (NH + 2·KVH)·hd); v is untouched. cos and sin are (T', hd/2) fp32 tables with
+// T' ≥ T (src/train/rope_table.h): x[i], x[i + hd/2] of a head at position t become
+//   x[i]·cos − x[i + hd/2]·sin,  x[i + hd/2]·cos + x[i]·sin.
+void rope_forward(bf16* qkv, const float* cos, const float* sin, int B, int T, int NH, int KVH,
+                  int hd, cudaStream_t stream);
+// The transposed rotation (sin negated) on the dq and dk heads of dqkv, in place.
+void rope_backward(bf16* dqkv, const float* cos, const float* sin, int B, int T, int NH, int KVH,
+                   int hd, cudaStream_t stream);
+
 // GPT-2's tanh GELU: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
 void gelu_forward(bf16* out, const bf16* inp, size_t n, cudaStream_t stream);
 // dinp = GELU'(inp) · dout   (written, not accumulated)
 void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, size_t n, cudaStream_t stream);
+
+// SwiGLU over N rows: fc (N, 2F) holds [gate | up] per row; out (N, F) = silu(gate) · up with
+// silu(g) = g / (1 + exp(−g)).
+void swiglu_forward(bf16* out, const bf16* fc, size_t N, int F, cudaStream_t stream);
+// dfc (N, 2F) = [dout · up · silu'(gate) | dout · silu(gate)]   (written, not accumulated;
+// dfc must not overlap dout)
+void swiglu_backward(bf16* dfc, const bf16* fc, const bf16* dout, size_t N, int F,
+                     cudaStream_t stream);
 
 // dbias[j] += Σ_rows dout[row, j] over N rows of OC columns. The fp32 form takes the residual
 // stream's gradient as it is, unrounded.

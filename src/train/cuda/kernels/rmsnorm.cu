@@ -1,0 +1,136 @@
+// RMSNorm over rows of C channels (Zhang & Sennrich 2019; Llama's norm), forward and backward,
+// one warp per row: y = x · rstd · w with rstd = 1/sqrt(mean(x²) + eps), a gain and no bias.
+// Statistics and gradients in fp32, with the operation order of the CPU reference
+// (src/train/cpu/rmsnorm.cpp); the structure is layernorm.cu's.
+#include <cstdint>
+
+#include "train/cuda/kernels/bf16_vector.cuh"
+#include "train/cuda/train_kernels.h"
+
+namespace trainrig::train::cuda {
+namespace {
+
+using vec::aligned16;
+using vec::load;
+using vec::store;
+
+constexpr int kFwdWarps = 8;
+// As layernorm.cu: dw partials per block in shared memory, 2 blocks of 16 warps on each of an
+// H100/H200's 132 SMs.
+constexpr int kBwdWarps = 16;
+constexpr unsigned kBwdMaxBlocks = 264;
+// The default dynamic shared memory limit; above it the kernel must opt in.
+constexpr size_t kDefaultSmem = 48 * 1024;
+
+__device__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Two passes over the row (mean square, output), as the CPU does. kVec = 8 needs C % 8 == 0
+// and 16-byte aligned pointers so that every row starts on a vector boundary.
+template <int kVec>
+__global__ void __launch_bounds__(kFwdWarps * 32)
+    rmsnorm_forward_kernel(bf16* out, float* rstd, const bf16* inp, const bf16* w, int N, int C,
+                           float eps) {
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    const size_t row = size_t{blockIdx.x} * kFwdWarps + threadIdx.x / 32;
+    if (row >= static_cast<size_t>(N)) return;  // whole warp: the shuffles below stay full
+    const bf16* x = inp + row * C;
+
+    float sq = 0.0f;
+    for (int c = lane * kVec; c < C; c += 32 * kVec) {
+        float xv[kVec];
+        load(xv, x + c);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) sq += xv[k] * xv[k];
+    }
+    const float ms = warp_sum(sq) / static_cast<float>(C);
+    const float s = 1.0f / sqrtf(ms + eps);
+
+    bf16* o = out + row * C;
+    for (int c = lane * kVec; c < C; c += 32 * kVec) {
+        float xv[kVec], wv[kVec];
+        load(xv, x + c);
+        load(wv, w + c);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) xv[k] = xv[k] * s * wv[k];
+        store(o + c, xv);
+    }
+    if (lane == 0) rstd[row] = s;
+}
+
+// With y = x·s·w: dx = s·(w∘dy) − x·s³·mean(x∘w∘dy), dw = Σ_rows dy·x·s. Warps stride over
+// rows; dw partials gather in shared memory (C floats, dynamic) and each block adds them to
+// global memory once. Scalar accesses: consecutive lanes take consecutive channels, so the
+// shared-memory atomics of a warp hit 32 different banks.
+__global__ void __launch_bounds__(kBwdWarps * 32)
+    rmsnorm_backward_kernel(float* dinp, float* dw, const bf16* dout, const bf16* inp,
+                            const bf16* w, const float* rstd, int N, int C) {
+    extern __shared__ float sdw[];
+    for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x))
+        sdw[c] = 0.0f;
+    __syncthreads();
+
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    for (size_t row = size_t{blockIdx.x} * kBwdWarps + threadIdx.x / 32;
+         row < static_cast<size_t>(N); row += size_t{gridDim.x} * kBwdWarps) {
+        const bf16* x = inp + row * C;
+        const bf16* d = dout + row * C;
+        float* di = dinp + row * C;
+        const float s = rstd[row];
+
+        float dot = 0.0f;
+        for (int c = lane; c < C; c += 32)
+            dot += __bfloat162float(x[c]) * __bfloat162float(w[c]) * __bfloat162float(d[c]);
+        const float k = warp_sum(dot) / static_cast<float>(C) * s * s * s;
+
+        for (int c = lane; c < C; c += 32) {
+            const float xc = __bfloat162float(x[c]);
+            const float dc = __bfloat162float(d[c]);
+            di[c] += __bfloat162float(w[c]) * dc * s - xc * k;
+            atomicAdd(sdw + c, dc * xc * s);
+        }
+    }
+
+    __syncthreads();  // every warp's shared atomics are in before they are read
+    for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x))
+        atomicAdd(dw + c, sdw[c]);
+}
+
+}  // namespace
+
+void rmsnorm_forward(bf16* out, float* rstd, const bf16* inp, const bf16* w, int N, int C,
+                     float eps, cudaStream_t stream) {
+    if (N <= 0 || C <= 0) return;
+    const unsigned blocks =
+        static_cast<unsigned>((static_cast<size_t>(N) + kFwdWarps - 1) / kFwdWarps);
+    if (C % 8 == 0 && aligned16(out) && aligned16(inp) && aligned16(w))
+        rmsnorm_forward_kernel<8>
+            <<<blocks, kFwdWarps * 32, 0, stream>>>(out, rstd, inp, w, N, C, eps);
+    else
+        rmsnorm_forward_kernel<1>
+            <<<blocks, kFwdWarps * 32, 0, stream>>>(out, rstd, inp, w, N, C, eps);
+}
+
+KernelSetupError rmsnorm_configure(int C) {
+    const size_t smem = static_cast<size_t>(C > 0 ? C : 0) * sizeof(float);
+    if (smem <= kDefaultSmem) return {};
+    const cudaError_t e =
+        cudaFuncSetAttribute(rmsnorm_backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(smem));
+    return {e, e == cudaSuccess ? "" : "rmsnorm_backward_kernel", smem};
+}
+
+void rmsnorm_backward(float* dinp, float* dw, const bf16* dout, const bf16* inp, const bf16* w,
+                      const float* rstd, int N, int C, cudaStream_t stream) {
+    if (N <= 0 || C <= 0) return;
+    const size_t smem = static_cast<size_t>(C) * sizeof(float);
+    const size_t needed = (static_cast<size_t>(N) + kBwdWarps - 1) / kBwdWarps;
+    const unsigned blocks = needed < kBwdMaxBlocks ? static_cast<unsigned>(needed) : kBwdMaxBlocks;
+    rmsnorm_backward_kernel<<<blocks, kBwdWarps * 32, smem, stream>>>(dinp, dw, dout, inp, w, rstd,
+                                                                      N, C);
+}
+
+}  // namespace trainrig::train::cuda

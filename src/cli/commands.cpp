@@ -13,6 +13,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
     commands.push_back(make_collect_command());
     commands.push_back(make_topo_command());
     commands.push_back(make_plan_command());
+    commands.push_back(make_stack_command());
     commands.push_back(make_tune_command());
     commands.push_back(make_launch_command());
     commands.push_back(make_data_command());

@@ -10,10 +10,12 @@
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "core/cancel_signals.h"
+#include "train/batch_probe.h"
+#include "train/batch_probe_render.h"
 #include "train/communicator.h"
 #include "train/device_run.h"
-#include "train/render_summary.h"
 #include "train/model_spec_bridge.h"
+#include "train/render_summary.h"
 #include "train/trainer.h"
 
 namespace trainrig {
@@ -31,7 +33,6 @@ public:
         // A setting given twice takes its last value, so scripts can append overrides.
         app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         app.add_option("--data", o_.data, "Training tokens: Megatron prefixes or llm.c shards")
-            ->required()
             ->expected(1, -1)
             ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
         app.add_option("--val-data", o_.val_data, "Validation tokens, read in order")
@@ -56,8 +57,8 @@ public:
         app.add_option("--seq", o_.seq, "Sequence length T (default 1024)");
         app.add_option("--batch", o_.batch, "Sequences per rank per micro-step B (default 4)");
         app.add_option("--grad-accum", o_.grad_accum, "Micro-steps per update (default 1)");
-        app.add_option("--steps", o_.steps, "Total optimizer steps, counting those before a resume")
-            ->required();
+        app.add_option("--steps", o_.steps,
+                       "Total optimizer steps, counting those before a resume");
         app.add_option(
             "--stop-at", o_.stop_at,
             "Stop after this step with a checkpoint; the schedule still follows --steps");
@@ -89,6 +90,7 @@ public:
         app.add_option("--log", o_.log_path, "Append one JSON object per step to FILE")
             ->type_name("FILE");
         app.add_flag("--no-progress", no_progress_, "No live status line on a terminal");
+        declare_find_batch(app);
         declare_json_option(app, json_, "trainrig.train.summary");
         declare_output_options(app, output_);
         declare_verbose_option(app, verbose_,
@@ -101,15 +103,19 @@ public:
              "trainrig train --data tok/train --model tiny --seq 256 --batch 8 --steps 200 "
              "--ckpt-dir ckpt --resume   # after a crash",
              "mpirun -np 2 trainrig train --data tok/train --steps 200 --threads 1 --ckpt-dir "
-             "ckpt-dp"},
+             "ckpt-dp",
+             "trainrig train --find-batch --model gpt2 --seq 1024 --mem-limit 8G   # the "
+             "largest micro-batch that fits"},
             "The data comes from `trainrig data tokenize`; docs/train.md.\n"
             "Exit codes: 0 trained to --steps, 1 stopped early (loss or gradient not finite), "
             "2 could not run, 130 (143) stopped by Ctrl-C (SIGTERM) after writing a "
-            "checkpoint.");
+            "checkpoint. With --find-batch: 0 a micro-batch fits, 1 nothing fits, 2 could not "
+            "run.");
     }
 
     int run(const GlobalOptions&) override {
         if (Status s = resolve_model(); !s.ok()) return print_error("train", s);
+        if (find_batch_) return run_find_batch();
         if (threads_ > 0) omp_set_num_threads(threads_);
         auto comm = train::make_communicator();
         if (!comm.ok()) return print_error("train", comm.status());
@@ -156,6 +162,86 @@ public:
     }
 
 private:
+    // --find-batch and its options (docs/train.md, "Finding the micro-batch"). Training needs
+    // --data and --steps, the probe neither (and refuses the options it would ignore); CLI11
+    // cannot say "required unless", so the check runs once the line is parsed, in its words.
+    void declare_find_batch(CLI::App& app) {
+        auto* fb = app.add_flag("--find-batch", find_batch_,
+                                "Find the largest micro-batch that trains here (real steps on "
+                                "synthetic tokens) instead of training");
+        mem_limit_opt_ =
+            app.add_option("--mem-limit", mem_limit_,
+                           "--find-batch: bytes the trials may use, e.g. 3G (default: MemAvailable "
+                           "on the CPU, the free memory of a GPU)")
+                ->transform(CLI::AsSizeValue(false))
+                ->needs(fb);
+        app.add_option("--headroom", headroom_pct_,
+                       "--find-batch: percent of the limit kept free (default 10)")
+            ->check(CLI::Range(0.0, 90.0))
+            ->needs(fb);
+        app.add_option("--max-batch", max_batch_, "--find-batch: largest size tried (default 1024)")
+            ->check(CLI::Range(1, 1 << 20))
+            ->needs(fb);
+        app.add_option("--probe-steps", probe_steps_,
+                       "--find-batch: steps per size, the first not timed (default 3)")
+            ->check(CLI::Range(1, 100))
+            ->needs(fb);
+        for (const char* name :
+             {"--data", "--val-data", "--steps", "--stop-at", "--batch", "--grad-accum",
+              "--init-from", "--ckpt-dir", "--ckpt-every", "--keep", "--resume", "--extend",
+              "--val-every", "--val-batches", "--log"})
+            fb->excludes(app.get_option(name));
+        app.callback([this, &app] {
+            if (find_batch_) return;
+            for (const char* name : {"--data", "--steps"})
+                if (app.get_option(name)->count() == 0) throw CLI::RequiredError(name);
+        });
+    }
+
+    // The probe runs alone (no MPI, no NCCL): one process, one device.
+    int run_find_batch() {
+        if (threads_ > 0) omp_set_num_threads(threads_);
+        train::ProbeOptions p;
+        p.trial.model = o_.model;
+        p.trial.seq = o_.seq;
+        p.trial.seed = o_.seed;
+        p.trial.opt = o_.opt;
+        p.trial.steps = probe_steps_;
+        p.backend = o_.backend;
+        p.mem_limit = mem_limit_;
+        p.headroom = headroom_pct_ / 100;
+        p.max_batch = max_batch_;
+        if (mem_limit_opt_->count() > 0 && mem_limit_ == 0)
+            return print_error("train", invalid_input("--mem-limit must be more than 0"));
+        if (Status s = train::validate_probe(p); !s.ok()) return print_error("train", s);
+        train::LocalCommunicator alone;
+        train::DeviceRun device;
+        if (o_.backend != "cpu") {
+            auto prepared = train::prepare_device_run(o_, alone, true);
+            if (!prepared.ok()) return print_error("train", prepared.status());
+            device = std::move(prepared).value();
+            p.make_backend = o_.make_backend;
+            p.device = o_.device;
+            p.device_free_bytes = train::device_info(*device.world).free_bytes;
+        }
+        if (!no_progress_ && !json_ && (verbose_ || ::isatty(STDERR_FILENO)))
+            p.on_size = [](const train::SizeTried& s) {
+                std::fprintf(stderr, "%s\n", train::probe_progress_line(s).c_str());
+            };
+        auto report = train::run_batch_probe(p);
+        if (!report.ok()) return print_error("train", report.status());
+        // Stopped by Ctrl-C or SIGTERM: 128 + N, as main() exits, so the envelope says it.
+        const int rc =
+            report->interrupted ? 128 + CancelSignals::received() : train::probe_exit_code(*report);
+        const std::string text = json_ ? json_result(train::probe_json(*report), "train", rc)
+                                       : train::probe_text(*report);
+        if (auto s = write_output(output_, text); !s.ok()) return print_error("train", s);
+        if (rc == 2 && !report->interrupted)
+            std::fprintf(stderr, "trainrig train: the micro-batch search stopped at %s.\n",
+                         report->search.error.c_str());
+        return rc;
+    }
+
     static int exit_code(const train::TrainSummary& s) {
         if (s.stop == train::StopReason::kInterrupted)
             return 128 + (CancelSignals::received() != 0 ? CancelSignals::received() : SIGINT);
@@ -202,6 +288,11 @@ private:
     std::string model_, model_config_;
     int layers_ = 0, heads_ = 0, dim_ = 0, vocab_ = 0, threads_ = 0;
     bool json_ = false, no_progress_ = false, verbose_ = false;
+    bool find_batch_ = false;
+    uint64_t mem_limit_ = 0;
+    CLI::Option* mem_limit_opt_ = nullptr;
+    double headroom_pct_ = 10;
+    int max_batch_ = 1024, probe_steps_ = 3;
     OutputOptions output_;
 };
 

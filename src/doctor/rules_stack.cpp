@@ -9,6 +9,9 @@
 #include "doctor/rule.h"
 #include "hw/cuda_drivers.h"
 #include "probe/stack_parsers.h"
+#include "stack/compat.h"
+#include "stack/gpu_target.h"
+#include "stack/recommend.h"
 
 namespace trainrig {
 
@@ -43,6 +46,7 @@ int driver_cuda(const Snapshot& s) {
 }
 
 // Judges one CUDA version (runtime, toolkit or torch's) against the driver. `what` names it.
+// The verdict is stack::cuda_driver_fit's, the rule `trainrig stack check` applies too.
 void judge_cuda(int cuda, const std::string& what, int driver_cuda, const std::string& driver,
                 Finding& f) {
     const auto req = cuda_driver_requirement(cuda);
@@ -55,8 +59,9 @@ void judge_cuda(int cuda, const std::string& what, int driver_cuda, const std::s
     else if (req)
         need = fmt::format("; CUDA {}.x runs on driver ≥ {}", cuda / 1000, req->minor_compat);
     f.evidence.push_back(fmt::format("{}: CUDA {}{}", what, cuda_text(cuda), need));
-    if (driver_cuda <= 0) return;
-    if (cuda / 1000 > driver_cuda / 1000) {
+    const auto fit = stack::cuda_driver_fit(stack::stack_data(), cuda, driver_cuda, driver);
+    if (fit == stack::DriverFit::kUnknown || fit == stack::DriverFit::kRuns) return;
+    if (fit == stack::DriverFit::kNewerMajor) {
         f.raise(FindingStatus::kFail,
                 fmt::format("{} is CUDA {}, but driver {} supports CUDA {} at most", what,
                             cuda_text(cuda), driver, cuda_text(driver_cuda)));
@@ -67,19 +72,92 @@ void judge_cuda(int cuda, const std::string& what, int driver_cuda, const std::s
                                      cuda_text(driver_cuda));
         return;
     }
-    if (cuda > driver_cuda) {
-        const bool floor_ok =
-            req && !driver.empty() && compare_driver_versions(driver, req->minor_compat) >= 0;
-        f.raise(floor_ok ? FindingStatus::kWarn : FindingStatus::kFail,
-                fmt::format("{} is CUDA {}, newer than driver {}'s CUDA {}{}", what,
-                            cuda_text(cuda), driver, cuda_text(driver_cuda),
-                            floor_ok ? ": it runs through minor-version compatibility, without "
-                                       "features that need the newer driver, and PTX from a "
-                                       "newer compiler fails to load"
-                                     : ""));
-        if (f.remedy.empty() && req && req->toolkit_driver)
-            f.remedy = fmt::format("Upgrade the driver to {} or newer for full CUDA {} support.",
-                                   req->toolkit_driver, cuda_text(cuda));
+    const bool floor_ok = fit == stack::DriverFit::kMinorCompat;
+    f.raise(floor_ok ? FindingStatus::kWarn : FindingStatus::kFail,
+            fmt::format("{} is CUDA {}, newer than driver {}'s CUDA {}{}", what, cuda_text(cuda),
+                        driver, cuda_text(driver_cuda),
+                        floor_ok ? ": it runs through minor-version compatibility, without "
+                                   "features that need the newer driver, and PTX from a "
+                                   "newer compiler fails to load"
+                                 : ""));
+    if (f.remedy.empty() && req && req->toolkit_driver)
+        f.remedy = fmt::format("Upgrade the driver to {} or newer for full CUDA {} support.",
+                               req->toolkit_driver, cuda_text(cuda));
+}
+
+// Judges one CUDA version against the GPUs the driver reports: an architecture newer than the
+// CUDA (Blackwell needs 12.8) gets no native code from it; one it dropped (Volta after 12.x),
+// none at all.
+void judge_cuda_on_gpus(const Snapshot& s, int cuda, const std::string& what, Finding& f) {
+    const auto& data = stack::stack_data();
+    for (const auto& gpu : stack::reported_capabilities(s)) {
+        const auto fit = stack::cuda_gpu_fit(data, cuda, gpu.cc);
+        if (fit == stack::CudaGpuFit::kTooOld) {
+            f.raise(FindingStatus::kWarn,
+                    fmt::format("{} is CUDA {}, older than {}: {}, so what it builds has no "
+                                "native kernels for this GPU, only PTX it may JIT-compile",
+                                what, cuda_text(cuda), gpu.label,
+                                stack::cuda_gpu_reason(data, gpu.cc)));
+        } else if (fit == stack::CudaGpuFit::kDropped) {
+            f.raise(FindingStatus::kFail,
+                    fmt::format("{} is CUDA {}, which no longer supports {}: {}; its libraries "
+                                "have no kernels for this GPU",
+                                what, cuda_text(cuda), gpu.label,
+                                stack::cuda_gpu_reason(data, gpu.cc)));
+        } else {
+            continue;
+        }
+        if (f.remedy.empty())
+            f.remedy = fmt::format(
+                "Install a CUDA this GPU supports ({}); `trainrig stack` "
+                "gives the matched set.",
+                stack::cuda_gpu_reason(data, gpu.cc));
+    }
+}
+
+// Judges an installed PyTorch's wheel against the GPUs the driver reports: a wheel without
+// kernels for the GPU's architecture fails at the first kernel launch.
+void judge_wheel_on_gpus(const Snapshot& s, const TorchFacts& t, Finding& f) {
+    const auto& data = stack::stack_data();
+    const auto gpus = stack::reported_capabilities(s);
+    if (gpus.empty()) return;
+    const auto wheel = stack::find_wheel(data, t.version, cuda_code(t.cuda.value()));
+    if (!wheel.build) {
+        f.evidence.push_back(wheel.why_unknown);
+        return;
+    }
+    const std::string tag = stack::cuda_tag(wheel.build->cuda);
+    for (const auto& gpu : gpus) {
+        const auto fit = stack::build_arch_fit(*wheel.build, gpu.cc);
+        if (fit == stack::ArchFit::kSass) {
+            f.evidence.push_back(
+                fmt::format("its {} wheel has kernels for compute capability {} "
+                            "({})",
+                            tag, stack::cc_text(gpu.cc), gpu.label));
+            continue;
+        }
+        if (fit == stack::ArchFit::kPtx) {
+            f.evidence.push_back(fmt::format(
+                "its {} wheel runs on compute capability {} ({}) only through PTX: kernels are "
+                "JIT-compiled at first use",
+                tag, stack::cc_text(gpu.cc), gpu.label));
+            continue;
+        }
+        f.raise(FindingStatus::kFail,
+                fmt::format("torch {} has no kernels for compute capability {} ({}): its {} "
+                            "wheel is built for {}, so kernels fail with \"no kernel image is "
+                            "available for execution on the device\"",
+                            t.version, stack::cc_text(gpu.cc), gpu.label, tag,
+                            stack::build_arch_text(*wheel.build)));
+        stack::GpuTarget target{"", gpu.label, {gpu.cc}, "reported by the driver"};
+        auto rec = stack::recommend(data, target, {}, nullptr);
+        if (f.remedy.empty())
+            f.remedy = rec ? fmt::format(
+                                 "Install a wheel with {} kernels: `{}` (`trainrig stack` "
+                                 "gives the matched driver too).",
+                                 stack::sm_text(gpu.cc), stack::pip_install_line(*rec))
+                           : "No PyTorch release in the data has kernels for this GPU: " +
+                                 rec.status().message() + ".";
     }
 }
 
@@ -94,9 +172,10 @@ void check_cuda_driver(const Snapshot& s, const RuleOptions&, Finding& f) {
     bool any = false;
     if (st->cuda_runtime_version.is_known()) {
         any = true;
-        judge_cuda(static_cast<int>(st->cuda_runtime_version.value()),
-                   fmt::format("CUDA runtime {}", st->cuda_runtime_library), driver_cuda, driver,
-                   f);
+        const int cuda = static_cast<int>(st->cuda_runtime_version.value());
+        const std::string what = fmt::format("CUDA runtime {}", st->cuda_runtime_library);
+        judge_cuda(cuda, what, driver_cuda, driver, f);
+        judge_cuda_on_gpus(s, cuda, what, f);
     } else if (st->cuda_runtime_version.is_failed()) {
         f.raise(FindingStatus::kError, st->cuda_runtime_version.status().message());
     }
@@ -105,9 +184,11 @@ void check_cuda_driver(const Snapshot& s, const RuleOptions&, Finding& f) {
                 fmt::format("nvcc ({}): {}", st->nvcc_path, st->nvcc_version.status().message()));
     if (st->nvcc_version.is_known()) {
         any = true;
-        judge_cuda(cuda_code(st->nvcc_version.value()),
-                   fmt::format("nvcc {} ({})", st->nvcc_version.value(), st->nvcc_path),
-                   driver_cuda, driver, f);
+        const int cuda = cuda_code(st->nvcc_version.value());
+        const std::string what =
+            fmt::format("nvcc {} ({})", st->nvcc_version.value(), st->nvcc_path);
+        judge_cuda(cuda, what, driver_cuda, driver, f);
+        judge_cuda_on_gpus(s, cuda, what, f);
     }
     if (!any)
         return f.raise(FindingStatus::kSkip,
@@ -212,6 +293,7 @@ void check_torch(const Snapshot& s, const RuleOptions&, Finding& f) {
     }
     judge_cuda(cuda_code(t.cuda.value()), fmt::format("torch {}", t.version), driver_cuda(s),
                driver_version(s), f);
+    judge_wheel_on_gpus(s, t, f);
     if (gpus && imported && !t.cuda_available.value()) {
         f.raise(FindingStatus::kFail,
                 "torch.cuda.is_available() is False although the driver answers for GPUs");
@@ -284,7 +366,8 @@ std::vector<Rule> stack_rules() {
     return {
         {"stack.cuda-driver",
          "The driver runs the CUDA runtime and toolkit installed",
-         {"training-machine article §4.1", "CUDA Toolkit Release Notes, Table 3"},
+         {"training-machine article §4.1", "CUDA Toolkit Release Notes, Table 3",
+          "NVIDIA CUDA Toolkit, Driver, and Architecture Matrix (stack data, docs/stack.md)"},
          [](const Snapshot& s, const RuleOptions&) { return stack_skip(s); },
          check_cuda_driver},
         {"stack.nccl",
@@ -294,7 +377,8 @@ std::vector<Rule> stack_rules() {
          check_nccl},
         {"stack.torch",
          "PyTorch is a CUDA build the driver runs",
-         {"training-machine article §4.1", "CUDA minor-version compatibility"},
+         {"training-machine article §4.1", "CUDA minor-version compatibility",
+          "PyTorch wheels' architectures (stack data, docs/stack.md)"},
          [](const Snapshot& s, const RuleOptions&) { return stack_skip(s); },
          check_torch},
         {"stack.fabric-manager",

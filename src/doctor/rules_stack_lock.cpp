@@ -32,10 +32,12 @@ void check_drift(const Snapshot& s, const RuleOptions& o, Finding& f) {
         auto it = now.find(name);
         if (it == now.end())
             drift.push_back(fmt::format("{}: locked {}, now not found", name, locked));
-        else if (it->second != locked)
+        else if (!lock_value_matches(locked, it->second))
             drift.push_back(fmt::format("{}: locked {}, now {}", name, locked, it->second));
-        else
+        else if (locked == it->second)
             f.evidence.push_back(fmt::format("{}: {} as locked", name, locked));
+        else
+            f.evidence.push_back(fmt::format("{}: {} (locked {})", name, it->second, locked));
     }
     if (o.profile_files) {
         for (const auto& [path, locked] : lock.profile) {

@@ -9,6 +9,21 @@
 
 namespace trainrig {
 
+bool lock_value_matches(std::string_view locked, std::string_view now) {
+    if (locked.starts_with(">=")) {
+        const auto floor = locked.substr(2);
+        // The numeric part only: "2.14.0+cu132" compares as 2.14.0.
+        const auto base = now.substr(0, now.find_first_not_of("0123456789."));
+        return !base.empty() && compare_driver_versions(base, floor) >= 0;
+    }
+    if (locked.ends_with(".*")) {
+        const auto series = locked.substr(0, locked.size() - 2);
+        return now == series ||
+               (now.starts_with(series) && now.size() > series.size() && now[series.size()] == '.');
+    }
+    return locked == now;
+}
+
 std::map<std::string, std::string> stack_versions(const Snapshot& s) {
     std::map<std::string, std::string> v;
     if (s.host.kernel_release.is_known()) v["kernel"] = s.host.kernel_release.value();

@@ -25,6 +25,12 @@ struct StackLock {
     std::map<std::string, std::optional<std::string>> profile;
 };
 
+// Whether a version read now keeps a locked value: the same text, or for a value `>=X` any
+// version at least X (dotted, numerically: a driver floor), or for `X.*` X itself or any X.Y
+// (a release series: "2.14.*" keeps "2.14.0+cu132"). `trainrig tune lock` writes exact values;
+// `trainrig stack --lock` writes the floors and series of a recommendation.
+bool lock_value_matches(std::string_view locked, std::string_view now);
+
 // The versions this snapshot shows: kernel, nvidia_driver, cuda_runtime, cuda_toolkit, nccl,
 // torch, torch_cuda, torch_nccl; unknown ones are absent.
 std::map<std::string, std::string> stack_versions(const Snapshot& s);

@@ -2,48 +2,22 @@
 
 #include <fmt/format.h>
 
-#include <array>
-
 #include "core/text.h"
+#include "stack/compat.h"
 
 namespace trainrig {
 
-namespace {
-// Per major: the minor-version-compatibility floor (11.x: 450.80.02; 12.x: 525.60.13;
-// 13.x: 580.65.06, the 13.0 GA driver).
-constexpr std::array kRows = {
-    CudaDriverRequirement{11000, "450.51.05", "450.80.02"},
-    CudaDriverRequirement{11010, "455.23", "450.80.02"},
-    CudaDriverRequirement{11020, "460.27.03", "450.80.02"},
-    CudaDriverRequirement{11030, "465.19.01", "450.80.02"},
-    CudaDriverRequirement{11040, "470.42.01", "450.80.02"},
-    CudaDriverRequirement{11050, "495.29.05", "450.80.02"},
-    CudaDriverRequirement{11060, "510.39.01", "450.80.02"},
-    CudaDriverRequirement{11070, "515.43.04", "450.80.02"},
-    CudaDriverRequirement{11080, "520.61.05", "450.80.02"},
-    CudaDriverRequirement{12000, "525.60.13", "525.60.13"},
-    CudaDriverRequirement{12010, "530.30.02", "525.60.13"},
-    CudaDriverRequirement{12020, "535.54.03", "525.60.13"},
-    CudaDriverRequirement{12030, "545.23.06", "525.60.13"},
-    CudaDriverRequirement{12040, "550.54.14", "525.60.13"},
-    CudaDriverRequirement{12050, "555.42.02", "525.60.13"},
-    CudaDriverRequirement{12060, "560.28.03", "525.60.13"},
-    CudaDriverRequirement{12080, "570.26", "525.60.13"},
-    CudaDriverRequirement{12090, "575.51.03", "525.60.13"},
-    CudaDriverRequirement{13000, "580.65.06", "580.65.06"},
-    CudaDriverRequirement{13010, "590.44.01", "580.65.06"},
-};
-}  // namespace
-
 std::optional<CudaDriverRequirement> cuda_driver_requirement(int cuda) {
-    const CudaDriverRequirement* same_major = nullptr;
-    for (const auto& r : kRows) {
-        if (r.cuda == cuda) return r;
-        if (r.cuda / 1000 == cuda / 1000) same_major = &r;
-    }
-    if (!same_major) return std::nullopt;
-    if (cuda < same_major->cuda) return std::nullopt;  // 12.7: no such release
-    return CudaDriverRequirement{cuda, nullptr, same_major->minor_compat};
+    const auto req = stack::driver_requirement(stack::stack_data(), cuda);
+    if (!req) return std::nullopt;
+    // Point into the data's own strings: they live as long as the process's stack data.
+    const char* floor = req->release ? req->release->minor_compat.c_str() : nullptr;
+    if (!floor)
+        for (const auto& r : stack::stack_data().cuda)
+            if (r.cuda / 1000 == cuda / 1000 && r.minor_compat == req->minor_compat)
+                floor = r.minor_compat.c_str();
+    return CudaDriverRequirement{
+        cuda, req->release ? req->release->toolkit_driver.c_str() : nullptr, floor};
 }
 
 int compare_driver_versions(std::string_view a, std::string_view b) {

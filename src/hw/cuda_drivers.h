@@ -1,6 +1,6 @@
-// Which NVIDIA Linux driver a CUDA version needs. Source: CUDA Toolkit Release Notes, Table 3
-// "CUDA Toolkit and Corresponding Driver Versions" (Linux x86_64, GA releases), and the CUDA
-// Compatibility guide, "Minor Version Compatibility" (docs.nvidia.com/deploy/cuda-compatibility).
+// Which NVIDIA Linux driver a CUDA version needs. The rows are the stack data's [[cuda]] table
+// (src/stack/stack_data.toml: CUDA Toolkit Release Notes, Table 3, and the CUDA Compatibility
+// guide, "Minor Version Compatibility"), so doctor, `stack` and `stack check` read one table.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,7 @@ struct CudaDriverRequirement {
 
 // The requirement for a CUDA version: its own row, or for a minor release newer than the table,
 // its major's minor-compatibility floor with no toolkit driver. nullopt for an unknown major.
+// The strings live in the process's stack data (stack::stack_data()).
 std::optional<CudaDriverRequirement> cuda_driver_requirement(int cuda);
 
 // Compares dotted driver versions ("535.104.05" < "535.129.03"); missing parts count as 0.

@@ -24,6 +24,7 @@
 #include "snapshot/snapshot.h"
 #include "topo/gpu_matrix.h"
 #include "topo/render_topo.h"
+#include "validate/batch_probe_stage.h"
 #include "validate/report_compare.h"
 #include "validate/report_items.h"
 #include "validate/stage_child.h"
@@ -145,8 +146,9 @@ const char* level_label(RunLevel l) {
 }
 
 const std::vector<std::string>& stage_names() {
-    static const std::vector<std::string> names = {
-        "doctor", "topology", "host-bench", "gpu-bench", "data-path", "training", "watch"};
+    static const std::vector<std::string> names = {"doctor",      "topology",  "host-bench",
+                                                   "gpu-bench",   "data-path", "training",
+                                                   "batch-probe", "watch"};
     return names;
 }
 
@@ -270,6 +272,8 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         {"data-path", "data path (tokenizer, loader)", budget.data, 0, StageState::kSkipped, "",
          false},
         {"training", "a training run", budget.training, 0, StageState::kSkipped, "", true},
+        {"batch-probe", "the largest micro-batch (train --find-batch)",
+         o.level == RunLevel::kQuick ? 0 : kBatchProbeBudget, 0, StageState::kSkipped, "", false},
         {"watch", "GPU telemetry through the run (watch)", 0, 0, StageState::kSkipped, "", false},
     };
     auto stage = [&](const char* name) -> Stage& {
@@ -471,6 +475,33 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     });
     synthetic.reset();
     measure("training", {"train"}, true);
+
+    // The largest micro-batch of the reference model on the GPU, at standard and long: its own
+    // supervised child (batch_probe_stage.h), its sizes measurements of the bench document.
+    Stage& probe = stage("batch-probe");
+    if (!snap.ok()) {
+    } else if (!live) {
+        probe.reason = live_only;
+    } else if (scope != Scope::kGpu) {
+        probe.reason = "no NVIDIA GPU on this machine";
+    } else if (o.level == RunLevel::kQuick) {
+        probe.reason = "runs at --level standard and long";
+    } else if (skipped_by_user("batch-probe")) {
+        probe.reason = "skipped with --skip";
+    } else if (!o.gpus.empty() && std::find(o.gpus.begin(), o.gpus.end(), 0) == o.gpus.end()) {
+        probe.reason = "--gpus leaves out GPU 0, the GPU the probe trains on";
+    } else if (interrupted()) {
+        probe.reason = "interrupted before it started";
+    } else if (!hung.empty()) {
+        probe.reason = "not run: the " + hung + " stage hung and was killed";
+    } else {
+        progress.start(probe);
+        const auto t = Clock::now();
+        const StageLimits limits = stage_limits(probe.budget_seconds, o.stage_timeout);
+        const BatchProbeOutcome b = run_batch_probe_child(limits);
+        probe.seconds = seconds_since(t);
+        apply_batch_probe(probe, b, limits, run, items, hung);
+    }
 
     Stage& w = stage("watch");
     if (watch) {

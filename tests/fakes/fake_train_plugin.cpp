@@ -2,6 +2,9 @@
 // so the path `trainrig train --backend cuda` takes (dlopen, the world, the model, state in and
 // out, the error channel) runs and is checked on machines without a GPU. One rank only.
 // FAKE_TRAIN_DEVICE_MEMORY (bytes) makes model_open fail as a full device would.
+// FAKE_TRAIN_OOM_ABOVE_BATCH (sequences) makes model_open of a larger batch fail as cudaMalloc
+// does on a full device, in the CUDA backend's words; FAKE_TRAIN_FREE_BYTES is the free (and
+// total) memory the device reports (0 when unset), for the micro-batch search.
 // FAKE_TRAIN_PHASE_TIMES ("forward,backward,comm,optimizer" seconds) is what step_times reports
 // for every step, as a device timing its phases with events would; unset, it reports none.
 #include <fmt/format.h>
@@ -65,9 +68,12 @@ char* trainrig_train_world_open(const char* config_json, trainrig_train_world** 
 void trainrig_train_world_close(trainrig_train_world* w) { delete w; }
 
 char* trainrig_train_world_device(trainrig_train_world*, char** json) {
+    const char* free_bytes = std::getenv("FAKE_TRAIN_FREE_BYTES");
+    const unsigned long long free = free_bytes ? std::strtoull(free_bytes, nullptr, 10) : 0;
     const std::string d =
-        R"({"index":0,"name":"trainrig fake device","pci_bus_id":"00000000:00:00.0",)"
-        R"("compute_capability":"0.0","memory_bytes":0,"free_bytes":0})";
+        fmt::format(R"({{"index":0,"name":"trainrig fake device","pci_bus_id":"00000000:00:00.0",)"
+                    R"("compute_capability":"0.0","memory_bytes":{0},"free_bytes":{0}}})",
+                    free);
     *json = static_cast<char*>(std::malloc(d.size() + 1));
     std::memcpy(*json, d.c_str(), d.size() + 1);
     return nullptr;
@@ -86,6 +92,9 @@ char* trainrig_train_model_open(trainrig_train_world*, const char* config_json,
         m->total = tt::ParamLayout(r->model).total();
         m->max_tokens = static_cast<size_t>(r->batch) * static_cast<size_t>(r->seq);
         m->bytes = tt::cpu_training_bytes(r->model, r->batch, r->seq);
+        if (const char* above = std::getenv("FAKE_TRAIN_OOM_ABOVE_BATCH");
+            above && r->batch > std::atoi(above))
+            return Status(Errc::kIo, "cudaMalloc(&p, bytes): out of memory (device_memory.h:71)");
         if (const char* cap = std::getenv("FAKE_TRAIN_DEVICE_MEMORY");
             cap && m->bytes > std::strtoull(cap, nullptr, 10))
             return Status(Errc::kInvalidInput,

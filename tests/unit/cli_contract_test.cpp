@@ -56,18 +56,36 @@ protected:
 TEST_F(CliContract, TheTableHasEveryLeaf) {
     std::set<std::string> paths;
     for (const auto& l : leaves_) paths.insert(l.path);
-    for (const char* expected :
-         {"trainrig doctor",       "trainrig collect",       "trainrig topo",
-          "trainrig plan",         "trainrig tune show",     "trainrig tune diff",
-          "trainrig tune apply",   "trainrig tune rollback", "trainrig tune status",
-          "trainrig tune lock",    "trainrig launch",        "trainrig data tokenize",
-          "trainrig data inspect", "trainrig data verify",   "trainrig bench list",
-          "trainrig bench run",    "trainrig watch",         "trainrig watch report",
-          "trainrig train",        "trainrig validate",      "trainrig report",
-          "trainrig report diff",  "trainrig report verify", "trainrig fleet judge",
-          "trainrig slurm healthcheck", "trainrig npd"})
+    for (const char* expected : {"trainrig doctor",
+                                 "trainrig collect",
+                                 "trainrig topo",
+                                 "trainrig plan",
+                                 "trainrig tune show",
+                                 "trainrig tune diff",
+                                 "trainrig tune apply",
+                                 "trainrig tune rollback",
+                                 "trainrig tune status",
+                                 "trainrig tune lock",
+                                 "trainrig launch",
+                                 "trainrig data tokenize",
+                                 "trainrig data inspect",
+                                 "trainrig data verify",
+                                 "trainrig bench list",
+                                 "trainrig bench run",
+                                 "trainrig watch",
+                                 "trainrig watch report",
+                                 "trainrig train",
+                                 "trainrig validate",
+                                 "trainrig report",
+                                 "trainrig report diff",
+                                 "trainrig report verify",
+                                 "trainrig fleet judge",
+                                 "trainrig slurm healthcheck",
+                                 "trainrig npd",
+                                 "trainrig stack",
+                                 "trainrig stack check"})
         EXPECT_TRUE(paths.count(expected)) << expected;
-    EXPECT_EQ(paths.size(), 26u);
+    EXPECT_EQ(paths.size(), 28u);
 }
 
 TEST_F(CliContract, EveryLeafHasJsonOutputAndVerbose) {

@@ -1,0 +1,108 @@
+// `trainrig train --find-batch` as a user runs it: the CPU probe under two memory limits (the
+// answer grows with the limit), a limit too small for anything (exit 1, an answer, no crash),
+// the device probe through the stand-in plugin, and the options it refuses.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "run_binary.h"
+
+namespace trainrig::test {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string kProbe =
+    "train --find-batch --model tiny --seq 32 --max-batch 64 --probe-steps 2 --threads 1 ";
+
+json parse(const RunResult& r) {
+    json doc = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(doc.is_discarded()) << r.out.substr(0, 400) << "\n" << r.err;
+    return doc;
+}
+
+TEST(BatchProbeCli, TheAnswerGrowsWithTheLimitAndEverySizeIsRecorded) {
+    const RunResult small = run_trainrig(kProbe + "--mem-limit 96M --json");
+    ASSERT_EQ(small.rc, 0) << small.err;
+    const RunResult large = run_trainrig(kProbe + "--mem-limit 160M --json");
+    ASSERT_EQ(large.rc, 0) << large.err;
+    const json a = parse(small), b = parse(large);
+    EXPECT_EQ(a["schema"], "trainrig.train.find_batch");
+    EXPECT_EQ(a["command"], "train");
+    EXPECT_EQ(a["exit_code"], 0);
+    EXPECT_EQ(a["answer"], "found");
+    EXPECT_EQ(a["capacity_bytes"], 96u << 20);
+    EXPECT_EQ(a["capacity_source"], "--mem-limit");
+    ASSERT_TRUE(a["micro_batch"].is_number_integer());
+    ASSERT_TRUE(b["micro_batch"].is_number_integer());
+    EXPECT_GT(b["micro_batch"].get<int>(), a["micro_batch"].get<int>());
+    for (const json* doc : {&a, &b}) {
+        bool chosen_fits = false;
+        for (const auto& s : (*doc)["sizes"]) {
+            EXPECT_TRUE(s["estimate_bytes"].is_number()) << s;
+            if (s["verdict"] == "fits" || s["verdict"] == "over_headroom") {
+                EXPECT_GT(s["peak_bytes"].get<double>(), 0) << s;
+                EXPECT_GT(s["tokens_per_s"].get<double>(), 0) << s;
+                EXPECT_TRUE(s["peak_over_estimate"].is_number()) << s;
+            }
+            if (s["batch"] == (*doc)["micro_batch"]) chosen_fits = s["verdict"] == "fits";
+        }
+        EXPECT_TRUE(chosen_fits) << *doc;
+    }
+}
+
+TEST(BatchProbeCli, ALimitTooSmallForAnythingIsAnAnswerNotACrash) {
+    const RunResult r = run_trainrig(kProbe + "--mem-limit 16M --json");
+    ASSERT_EQ(r.rc, 1) << r.err;
+    const json doc = parse(r);
+    EXPECT_EQ(doc["answer"], "nothing_fits");
+    EXPECT_TRUE(doc["micro_batch"].is_null());
+    EXPECT_EQ(doc["exit_code"], 1);
+    ASSERT_FALSE(doc["sizes"].empty());
+    EXPECT_EQ(doc["sizes"].back()["batch"], 1);
+    EXPECT_EQ(doc["sizes"].back()["verdict"], "oom");
+    // The table says it in words.
+    const RunResult text = run_trainrig(kProbe + "--mem-limit 16M");
+    EXPECT_EQ(text.rc, 1);
+    EXPECT_NE(text.out.find("nothing fits: even one sequence of 32 tokens"), std::string::npos)
+        << text.out;
+}
+
+TEST(BatchProbeCli, TheDeviceProbeRunsThroughThePlugin) {
+    const std::string env = std::string("TRAINRIG_TRAIN_PLUGIN=") + TRAINRIG_FAKE_TRAIN_LIB +
+                            " FAKE_TRAIN_OOM_ABOVE_BATCH=3 FAKE_TRAIN_FREE_BYTES=8589934592";
+    const RunResult r = run_trainrig(kProbe + "--backend cuda --json", env);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json doc = parse(r);
+    EXPECT_EQ(doc["micro_batch"], 3);
+    EXPECT_EQ(doc["device"], "trainrig fake device");
+    EXPECT_EQ(doc["capacity_source"], "free device memory");
+    EXPECT_EQ(doc["estimate"]["precision"], "bf16");
+    EXPECT_EQ(doc["sizes"][0]["verdict"], "oom");
+}
+
+TEST(BatchProbeCli, OptionsItWouldIgnoreAndBadValuesAreRefused) {
+    struct Case {
+        std::string args, says;
+    };
+    const Case cases[] = {
+        {kProbe + "--mem-limit 1G --data x", "--data excludes --find-batch"},
+        {kProbe + "--mem-limit 1G --batch 4", "--batch excludes --find-batch"},
+        {"train --model tiny --mem-limit 1G --data x --steps 2",
+         "--mem-limit requires --find-batch"},
+        {"train --model tiny --steps 2", "--data is required"},
+        {"train --model tiny --data x", "--steps is required"},
+        {kProbe + "--headroom 95", "--headroom"},
+        {kProbe + "--mem-limit 0", "--mem-limit must be more than 0"},
+        {kProbe + "--seq 4096 --mem-limit 1G", "--seq 4096 is outside 1..1024"},
+    };
+    for (const auto& c : cases) {
+        const RunResult r = run_trainrig(c.args);
+        EXPECT_EQ(r.rc, 2) << c.args << "\n" << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << "\n" << r.err;
+    }
+}
+
+}  // namespace
+}  // namespace trainrig::test

@@ -1,0 +1,290 @@
+// The micro-batch probe around its search: plan's estimate in the backend's precision, the
+// device trial and its out-of-memory classification (through the stand-in plugin), the probe's
+// capacity and report, and its two renderings.
+#include "train/batch_probe.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "has_text.h"
+#include "train/backend.h"
+#include "train/batch_estimate.h"
+#include "train/batch_probe_render.h"
+#include "train/batch_trial.h"
+#include "train/communicator.h"
+#include "train/device_plugin.h"
+
+namespace trainrig::train {
+namespace {
+
+constexpr uint64_t kMebibyte = 1 << 20;
+
+ModelConfig preset(const char* name) {
+    auto c = preset_config(name);
+    EXPECT_TRUE(c.ok());
+    return *c;
+}
+
+std::string read_source(const std::string& relative) {
+    std::ifstream in(std::string(TRAINRIG_SOURCE_DIR) + "/" + relative);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+TEST(BatchEstimate, PlansFp32OnTheCpuAndAgreesWithTheBackendsOwnAccount) {
+    const EstimateBasis cpu = estimate_basis("cpu");
+    EXPECT_EQ(cpu.precision, plan::Precision::kFp32);
+    EXPECT_FALSE(cpu.device);
+    for (const char* name : {"tiny", "gpt2"})
+        for (int b : {1, 8}) {
+            const ModelConfig c = preset(name);
+            const MemoryEstimate e = estimate_memory(c, 1024, b, cpu);
+            const double own = static_cast<double>(cpu_training_bytes(c, b, 1024));
+            // plan counts the real vocabulary and Korthikanti's parts; the backend its padded
+            // vocabulary and its own buffers: within 5 % of each other.
+            EXPECT_NEAR(static_cast<double>(e.model_bytes) / own, 1.0, 0.05) << name << " " << b;
+            EXPECT_EQ(e.fixed_bytes, 0u);
+        }
+    // gpt2: 124,439,808 parameters at 16 bytes before any activation.
+    const MemoryEstimate g = estimate_memory(preset("gpt2"), 1024, 1, cpu);
+    EXPECT_EQ(g.parameters, 124439808u);
+    EXPECT_GT(g.model_bytes, 124439808ull * 16);
+    // Activations grow with the batch, the states do not.
+    const uint64_t one = estimate_memory(preset("gpt2"), 1024, 1, cpu).model_bytes;
+    const uint64_t two = estimate_memory(preset("gpt2"), 1024, 2, cpu).model_bytes;
+    const uint64_t three = estimate_memory(preset("gpt2"), 1024, 3, cpu).model_bytes;
+    EXPECT_NEAR(static_cast<double>(three - two), static_cast<double>(two - one), 2.0);
+}
+
+TEST(BatchEstimate, PlansTheDeviceInBf16WithFp32GradientsAndItsFixedCosts) {
+    const EstimateBasis dev = estimate_basis("cuda");
+    EXPECT_EQ(dev.precision, plan::Precision::kBf16);
+    EXPECT_EQ(dev.convention, plan::Convention::kMegatron);
+    EXPECT_TRUE(has(dev.describe(), "bf16 (fp32 gradients)")) << dev.describe();
+    const ModelConfig c = preset("gpt2");
+    const MemoryEstimate e = estimate_memory(c, 1024, 1, dev);
+    // 18 bytes per parameter: bf16 weight, fp32 gradient, fp32 master, m and v.
+    const MemoryEstimate cpu = estimate_memory(c, 1024, 1, estimate_basis("cpu"));
+    const double states_dev = 18.0 * 124439808, states_cpu = 16.0 * 124439808;
+    EXPECT_GT(static_cast<double>(e.model_bytes), states_dev);
+    EXPECT_LT(static_cast<double>(e.model_bytes) - states_dev,
+              static_cast<double>(cpu.model_bytes) - states_cpu);  // 16-bit activations
+    EXPECT_EQ(e.fixed_bytes, 426 * kMebibyte);  // the CUDA context; one process, no NCCL
+}
+
+// The texts the CUDA backend fails with when memory runs out, as its sources word them.
+TEST(BatchTrial, DeviceOutOfMemoryIsRecognisedInTheCudaBackendsWords) {
+    EXPECT_TRUE(is_device_oom(
+        Status(Errc::kIo, "cudaMalloc(&p, bytes): out of memory (device_memory.h:71)")));
+    EXPECT_TRUE(is_device_oom(
+        Status(Errc::kIo, "cublasLtMatmul(h, ...): CUBLAS_STATUS_ALLOC_FAILED (lt_gemm.cpp:180)")));
+    // GptCuda::create's refusal before it allocates, formatted as gpt_cuda.cpp formats it.
+    const std::string refusal = fmt::format(
+        "this run needs {:.1f} GiB of GPU memory ({:.1f} GiB for weights, "
+        "gradients and AdamW state, {:.1f} GiB for the activations of batch "
+        "{} x {}), but only {:.1f} GiB is free on the GPU",
+        90.5, 2.3, 88.2, 64, 1024, 79.1);
+    EXPECT_TRUE(is_device_oom(Status(Errc::kInvalidInput, refusal)));
+    // Not out of memory: another CUDA error, another refusal, a success.
+    EXPECT_FALSE(is_device_oom(Status(
+        Errc::kIo, "cudaMemcpyAsync(...): an illegal memory access was encountered (x.cpp:1)")));
+    EXPECT_FALSE(is_device_oom(
+        Status(Errc::kInvalidInput, "the CUDA backend needs dim to be a multiple of 8, not 12")));
+    EXPECT_FALSE(is_device_oom(Status(Errc::kInvalidInput, "out of memory (device_memory.h:71)")));
+    EXPECT_FALSE(is_device_oom(ok_status()));
+    // The words come from the sources: a rewording there must show up here.
+    const std::string create = read_source("src/train/cuda/gpt_cuda.cpp");
+    EXPECT_TRUE(
+        has(create, "\"this run needs {:.1f} GiB of GPU memory ({:.1f} GiB for weights, \""));
+    EXPECT_TRUE(has(create, "\"{} x {}), but only {:.1f} GiB is free on the GPU\""));
+    EXPECT_TRUE(has(read_source("src/cuda/cuda_check.cpp"), "fmt::format(\"{}: {} ({}:{})\""));
+    EXPECT_TRUE(has(read_source("src/cuda/device_memory.h"), "CUDA_TRY(cudaMalloc(&p, bytes));"));
+}
+
+class BatchDeviceTrial : public ::testing::Test {
+protected:
+    void SetUp() override {
+        // The plugin is loaded once per process; no other test of this binary loads another.
+        ::setenv("TRAINRIG_TRAIN_PLUGIN", TRAINRIG_FAKE_TRAIN_LIB, 1);
+        ::setenv("FAKE_TRAIN_OOM_ABOVE_BATCH", "5", 1);
+        auto w = open_device_world(local_);
+        ASSERT_TRUE(w.ok()) << w.status().message();
+        world_ = *w;
+        make_ = [w = world_](const ModelConfig& c, const OptimizerConfig& o, int b, int t) {
+            return make_device_backend(w, c, o, b, t);
+        };
+        setup_.model = preset("tiny");  // with a small vocabulary: milliseconds per step
+        setup_.model.vocab = 512;
+        setup_.model.padded_vocab = 512;
+        setup_.seq = 16;
+        setup_.steps = 2;
+    }
+    void TearDown() override { ::unsetenv("FAKE_TRAIN_OOM_ABOVE_BATCH"); }
+
+    LocalCommunicator local_;
+    std::shared_ptr<DeviceWorld> world_;
+    MakeBackend make_;
+    TrialSetup setup_;
+};
+
+TEST_F(BatchDeviceTrial, ASizeThatFitsReportsTheBackendsBytesAndASizeThatDoesNotIsOom) {
+    const TrialResult fits = run_device_trial(setup_, 5, make_);
+    ASSERT_EQ(fits.outcome, TrialOutcome::kFits) << fits.detail;
+    EXPECT_EQ(fits.peak_bytes, cpu_training_bytes(setup_.model, 5, 16));  // what the fake holds
+    EXPECT_GT(fits.tokens_per_s, 0);
+    const TrialResult oom = run_device_trial(setup_, 6, make_);
+    EXPECT_EQ(oom.outcome, TrialOutcome::kOom);
+    EXPECT_TRUE(has(oom.detail, "cudaMalloc(&p, bytes): out of memory")) << oom.detail;
+    // Another failure of the device stops the search: a sequence beyond the model's context.
+    TrialSetup bad = setup_;
+    bad.seq = 2048;
+    const TrialResult err = run_device_trial(bad, 1, make_);
+    EXPECT_EQ(err.outcome, TrialOutcome::kError);
+}
+
+TEST_F(BatchDeviceTrial, TheProbeFindsTheLargestSizeTheDeviceTakes) {
+    ProbeOptions p;
+    p.trial = setup_;
+    p.backend = "cuda";
+    p.make_backend = make_;
+    p.device = "trainrig fake device";
+    p.device_free_bytes = 64ull << 30;
+    p.max_batch = 64;
+    const auto r = run_batch_probe(p);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->search.answer, SearchAnswer::kFound);
+    EXPECT_EQ(r->search.chosen, 5);
+    EXPECT_EQ(r->start, 64);  // plan's estimate allows the bound; the device does not
+    EXPECT_EQ(r->search.tried[0].verdict, SizeVerdict::kOom);
+    EXPECT_EQ(r->capacity_source, "free device memory");
+    EXPECT_EQ(probe_exit_code(*r), 0);
+    const auto doc = probe_json(*r);
+    EXPECT_EQ(doc["backend"], "cuda");
+    EXPECT_EQ(doc["estimate"]["precision"], "bf16");
+    EXPECT_EQ(doc["estimate"]["fixed_bytes"], 426 * kMebibyte);
+    // --mem-limit below the device's free memory caps the search.
+    p.mem_limit = cpu_training_bytes(setup_.model, 3, 16) * 10 / 9 + 1;
+    const auto capped = run_batch_probe(p);
+    ASSERT_TRUE(capped.ok());
+    EXPECT_EQ(capped->capacity_source, "--mem-limit");
+    EXPECT_EQ(capped->search.chosen, 3);
+}
+
+// A trial that answers from a table: what run_batch_probe does around the search.
+ProbeOptions scripted(uint64_t per_sequence, uint64_t fixed) {
+    ProbeOptions p;
+    p.trial.model = preset("tiny");
+    p.trial.seq = 64;
+    p.max_batch = 256;
+    p.mem_available = 8ull << 30;
+    p.trial_override = [=](int b) {
+        const uint64_t need = fixed + per_sequence * static_cast<uint64_t>(b);
+        if (need > (1ull << 30))
+            return TrialResult{TrialOutcome::kOom, 0, 0, "an allocation failed"};
+        return TrialResult{TrialOutcome::kFits, need, 100.0 * b, ""};
+    };
+    return p;
+}
+
+TEST(BatchProbe, OnTheCpuTheLimitIsMemAvailableUnlessGiven) {
+    ProbeOptions p = scripted(10 * kMebibyte, 100 * kMebibyte);
+    auto r = run_batch_probe(p);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->capacity, 8ull << 30);
+    EXPECT_EQ(r->capacity_source, "MemAvailable");
+    EXPECT_EQ(r->search.chosen, 92);  // the scripted machine itself has 1 GiB: 100 + 10 b <= 1024
+    p.mem_limit = 512 * kMebibyte;
+    r = run_batch_probe(p);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->capacity_source, "--mem-limit");
+    EXPECT_EQ(r->search.chosen, 36);  // 100 + 10 b <= 460.8
+    EXPECT_EQ(r->backend_bytes.size(), r->search.tried.size());
+    EXPECT_EQ(r->backend_bytes[0], cpu_training_bytes(p.trial.model, r->search.tried[0].batch, 64));
+    // A limit above what is available is allowed, and said.
+    p.mem_limit = 16ull << 30;
+    r = run_batch_probe(p);
+    ASSERT_TRUE(r.ok());
+    bool said = false;
+    for (const auto& n : r->notes) said |= has(n, "is more than the 8.00 GiB available");
+    EXPECT_TRUE(said);
+}
+
+TEST(BatchProbe, BadInputIsRefusedBeforeAnyTrial) {
+    ProbeOptions p = scripted(kMebibyte, kMebibyte);
+    p.headroom = 0.95;
+    EXPECT_TRUE(has(run_batch_probe(p).status().message(), "--headroom 95 %"));
+    p = scripted(kMebibyte, kMebibyte);
+    p.trial.seq = 4096;
+    EXPECT_TRUE(has(run_batch_probe(p).status().message(), "--seq 4096 is outside 1..1024"));
+    p = scripted(kMebibyte, kMebibyte);
+    p.backend = "cuda";
+    p.trial_override = nullptr;
+    EXPECT_EQ(run_batch_probe(p).status().code(), Errc::kInternal);
+    p = scripted(kMebibyte, kMebibyte);
+    p.backend = "cuda";  // a device that says it has nothing free, and no --mem-limit
+    EXPECT_TRUE(has(run_batch_probe(p).status().next_step(), "--mem-limit"));
+}
+
+TEST(BatchProbe, TheTableAndTheJsonCarryEverySizeAndTheAnswer) {
+    ProbeOptions p = scripted(10 * kMebibyte, 100 * kMebibyte);
+    p.mem_limit = 1000 * kMebibyte;
+    std::vector<int> told;
+    p.on_size = [&](const SizeTried& s) { told.push_back(s.batch); };
+    const auto r = run_batch_probe(p);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(told.size(), r->search.tried.size());
+    const auto doc = probe_json(*r);
+    EXPECT_EQ(doc["schema"], "trainrig.train.find_batch");
+    EXPECT_EQ(doc["schema_version"], 1);
+    EXPECT_EQ(doc["answer"], "found");
+    EXPECT_EQ(doc["micro_batch"], 80);
+    EXPECT_EQ(doc["capacity_bytes"], 1000 * kMebibyte);
+    EXPECT_EQ(doc["headroom_line_bytes"], 900 * kMebibyte);
+    EXPECT_EQ(doc["estimate"]["precision"], "fp32");
+    ASSERT_EQ(doc["sizes"].size(), r->search.tried.size());
+    const auto& first = doc["sizes"][0];
+    EXPECT_EQ(first["batch"], r->start);
+    EXPECT_TRUE(first["estimate_bytes"].is_number());
+    EXPECT_TRUE(first["peak_over_estimate"].is_number());
+    EXPECT_TRUE(first["backend_bytes"].is_number());
+    bool oom_seen = false;
+    for (const auto& s : doc["sizes"])
+        if (s["verdict"] == "oom") {
+            oom_seen = true;
+            EXPECT_TRUE(s["tokens_per_s"].is_null());
+            EXPECT_TRUE(s["peak_over_estimate"].is_null());
+            EXPECT_EQ(s["why"], "an allocation failed");
+        }
+    EXPECT_TRUE(oom_seen);
+    const std::string text = probe_text(*r);
+    EXPECT_TRUE(
+        has(text, "micro-batch 80: the largest that trained with 10 % of 0.98 GiB kept free"))
+        << text;
+    EXPECT_TRUE(has(text, "batch  result          peak (MiB)  plan (MiB)  peak/plan")) << text;
+    EXPECT_TRUE(has(text, "synthetic tokens")) << text;
+    EXPECT_TRUE(has(probe_progress_line(r->search.tried[0]), "find-batch: batch "));
+}
+
+TEST(BatchProbe, NothingFitsExitsOneAndAnErrorTwo) {
+    ProbeOptions p = scripted(10 * kMebibyte, 2ull << 30);  // 2 GiB before the first sequence
+    p.mem_limit = 4ull << 30;
+    auto r = run_batch_probe(p);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->search.answer, SearchAnswer::kNothingFits);
+    EXPECT_EQ(probe_exit_code(*r), 1);
+    EXPECT_TRUE(probe_json(*r)["micro_batch"].is_null());
+    EXPECT_TRUE(has(probe_text(*r), "nothing fits: even one sequence of 64 tokens"));
+    p.trial_override = [](int) { return TrialResult{TrialOutcome::kError, 0, 0, "lost"}; };
+    r = run_batch_probe(p);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(probe_exit_code(*r), 2);
+    EXPECT_EQ(probe_json(*r)["error"], fmt::format("batch {}: lost", r->start));
+}
+
+}  // namespace
+}  // namespace trainrig::train

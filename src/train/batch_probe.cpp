@@ -124,26 +124,20 @@ Result<ProbeReport> run_batch_probe(const ProbeOptions& o) {
             "counts {} for context and NCCL)",
             probe_gib(r.fixed_bytes)));
 
+    // Ctrl-C or SIGTERM ends the size in progress (a CPU trial's child is killed) and the
+    // search: the report keeps the sizes measured so far.
     const CancelSignals signals;
-    Trial trial = [&](int b) -> TrialResult {
-        if (CancelSignals::received() != 0)
-            return {TrialOutcome::kError, 0, 0, "interrupted before this size"};
-        TrialResult t;
-        if (o.trial_override)
-            t = o.trial_override(b);
-        else if (on_cpu(o))
-            t = run_cpu_trial(o.trial, b, r.capacity);
-        else
-            t = run_device_trial(o.trial, b, o.make_backend);
-        if (CancelSignals::received() != 0)
-            return {TrialOutcome::kError, t.peak_bytes, 0, "interrupted"};
-        return t;
-    };
     in.on_tried = o.on_size;
-    r.search = find_batch(in, [&](int b) {
+    r.search = find_batch(in, [&](int b) -> TrialResult {
         r.backend_bytes.push_back(on_cpu(o) ? cpu_training_bytes(o.trial.model, b, o.trial.seq)
                                             : 0);
-        return trial(b);
+        if (CancelSignals::received() != 0)
+            return {TrialOutcome::kError, 0, 0, "interrupted before this size"};
+        TrialResult t = o.trial_override ? o.trial_override(b)
+                        : on_cpu(o)      ? run_cpu_trial(o.trial, b, r.capacity)
+                                         : run_device_trial(o.trial, b, o.make_backend);
+        if (CancelSignals::received() != 0) return {TrialOutcome::kError, 0, 0, "interrupted"};
+        return t;
     });
     r.interrupted = CancelSignals::received() != 0;
     return r;

@@ -82,6 +82,21 @@ TEST(BatchProbeCli, TheDeviceProbeRunsThroughThePlugin) {
     EXPECT_EQ(doc["sizes"][0]["verdict"], "oom");
 }
 
+TEST(BatchProbeCli, SigtermStopsTheSizeInProgressAndTheJsonSaysSo) {
+    // A size of many steps, stopped after 1.5 s: the trial's child is killed, the search ends,
+    // and the document says so with the status the process ends with.
+    const std::string cmd =
+        std::string("(") + TRAINRIG_BINARY +
+        " train --find-batch --model tiny --seq 512 --mem-limit 2G --probe-steps 50 --json "
+        "--threads 1 & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid)";
+    const RunResult r = run_sh(cmd);
+    EXPECT_EQ(r.rc, 143) << r.err;
+    const json doc = parse(r);
+    EXPECT_EQ(doc["answer"], "interrupted");
+    EXPECT_EQ(doc["exit_code"], 143);
+    EXPECT_TRUE(doc["micro_batch"].is_null());
+}
+
 TEST(BatchProbeCli, OptionsItWouldIgnoreAndBadValuesAreRefused) {
     struct Case {
         std::string args, says;

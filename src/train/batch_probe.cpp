@@ -1,6 +1,5 @@
 #include "train/batch_probe.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,25 +7,11 @@
 #include <optional>
 
 #include "core/cancel_signals.h"
-#include "core/read_all.h"
-#include "probe/parsers.h"
+#include "train/host_memory.h"
 
 namespace trainrig::train {
 
 namespace {
-
-std::string probe_gib(uint64_t bytes) {
-    return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1ull << 30));
-}
-
-std::optional<uint64_t> probe_mem_available() {
-    const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    auto text = read_all(fd, "/proc/meminfo", 1 << 20);
-    if (!text.ok()) return std::nullopt;
-    auto v = parse_meminfo_field(*text, "MemAvailable");
-    return v.ok() ? std::optional<uint64_t>(*v) : std::nullopt;
-}
 
 bool on_cpu(const ProbeOptions& o) { return o.backend == "cpu"; }
 
@@ -64,7 +49,7 @@ Result<ProbeReport> run_batch_probe(const ProbeOptions& o) {
 
     if (on_cpu(o)) {
         const std::optional<uint64_t> avail =
-            o.mem_available ? std::optional<uint64_t>(o.mem_available) : probe_mem_available();
+            o.mem_available ? std::optional<uint64_t>(o.mem_available) : available_memory();
         if (o.mem_limit) {
             r.capacity = o.mem_limit;
             r.capacity_source = "--mem-limit";
@@ -72,7 +57,7 @@ Result<ProbeReport> run_batch_probe(const ProbeOptions& o) {
                 r.notes.push_back(fmt::format(
                     "--mem-limit {} is more than the {} available: a size between the two may "
                     "be ended by the kernel's out-of-memory killer (counted as out of memory)",
-                    probe_gib(o.mem_limit), probe_gib(*avail)));
+                    gib(o.mem_limit), gib(*avail)));
         } else if (avail) {
             r.capacity = *avail;
             r.capacity_source = "MemAvailable";
@@ -122,7 +107,7 @@ Result<ProbeReport> run_batch_probe(const ProbeOptions& o) {
             "measured: the bytes the device backend allocated (peak_memory_bytes); the CUDA "
             "context is outside it and outside the free memory the search divides (plan "
             "counts {} for context and NCCL)",
-            probe_gib(r.fixed_bytes)));
+            gib(r.fixed_bytes)));
 
     // Ctrl-C or SIGTERM ends the size in progress (a CPU trial's child is killed) and the
     // search: the report keeps the sizes measured so far.

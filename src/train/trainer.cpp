@@ -1,6 +1,5 @@
 #include "train/trainer.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,14 +11,13 @@
 
 #include "bench/bench_record.h"
 #include "core/cancel_signals.h"
-#include "core/read_all.h"
 #include "data/loader/token_corpus.h"
 #include "data/loader/window_loader.h"
-#include "probe/parsers.h"
 #include "train/backend.h"
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
 #include "train/hf_weights.h"
+#include "train/host_memory.h"
 #include "train/param_layout.h"
 #include "train/rng.h"
 
@@ -29,19 +27,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-std::optional<uint64_t> available_memory() {
-    const int fd = ::open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    auto text = read_all(fd, "/proc/meminfo", 1 << 20);
-    if (!text.ok()) return std::nullopt;
-    auto v = parse_meminfo_field(*text, "MemAvailable");
-    return v.ok() ? std::optional<uint64_t>(*v) : std::nullopt;
-}
-
-std::string gib(uint64_t bytes) {
-    return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1ull << 30));
 }
 
 std::string run_settings(const TrainOptions& o, int world) {

@@ -17,22 +17,6 @@ using nlohmann::json;
 
 constexpr const char* kStageName = "batch-probe";
 
-std::string probe_signal_name(int sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    const char* text = strsignal(sig);
-    return fmt::format("SIG{} ({})", abbrev ? abbrev : std::to_string(sig), text ? text : "");
-}
-
-// The child's last line on stderr: why it could not run, in its own words.
-std::string probe_last_line(const std::string& text) {
-    std::string t = text;
-    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-    const size_t nl = t.rfind('\n');
-    std::string line = sanitize_text(nl == std::string::npos ? t : t.substr(nl + 1));
-    if (line.size() > 300) line = line.substr(0, 300) + "...";
-    return line;
-}
-
 std::string probe_self_exe() {
     std::error_code ec;
     const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -79,8 +63,8 @@ BatchProbeOutcome read_batch_probe_child(const Result<SupervisedRun>& child) {
     const bool ours = (c.timed_out || c.interrupted) && c.output.signal == SIGTERM;
     if (c.output.signal != 0 && !ours) {
         b.end = StageEnd::kCrashed;
-        b.detail = probe_signal_name(c.output.signal);
-        if (const std::string why = probe_last_line(c.output.err); !why.empty())
+        b.detail = signal_name(c.output.signal);
+        if (const std::string why = last_line(c.output.err); !why.empty())
             b.detail += "; its last words: " + why;
         return b;
     }
@@ -94,7 +78,7 @@ BatchProbeOutcome read_batch_probe_child(const Result<SupervisedRun>& child) {
     } else if (has_doc) {
         b.end = StageEnd::kFinished;
     } else {
-        const std::string why = probe_last_line(c.output.err);
+        const std::string why = last_line(c.output.err);
         b.detail = fmt::format("`trainrig train --find-batch` exited {} without a result{}",
                                c.output.exit_code, why.empty() ? "" : ": " + why);
     }

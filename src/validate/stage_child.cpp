@@ -14,22 +14,6 @@ namespace trainrig::validate {
 
 namespace {
 
-std::string signal_name(int sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    const char* text = strsignal(sig);
-    return fmt::format("SIG{} ({})", abbrev ? abbrev : std::to_string(sig), text ? text : "");
-}
-
-// The child's last line on stderr: why it could not run, in its own words.
-std::string last_line(const std::string& text) {
-    std::string t = text;
-    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-    const size_t nl = t.rfind('\n');
-    std::string line = sanitize_text(nl == std::string::npos ? t : t.substr(nl + 1));
-    if (line.size() > 300) line = line.substr(0, 300) + "...";
-    return line;
-}
-
 std::vector<bench::BenchRun::Note> notes(const nlohmann::json& doc, const char* list,
                                          const char* key) {
     std::vector<bench::BenchRun::Note> out;
@@ -113,6 +97,22 @@ std::vector<std::string> bench_run_args(const std::vector<std::string>& ids,
     add("--train-seq", std::to_string(o.train_seq));
     add("--train-batch", std::to_string(o.train_batch));
     return a;
+}
+
+std::string signal_name(int sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    const char* text = strsignal(sig);
+    return fmt::format("SIG{} ({})", abbrev ? abbrev : std::to_string(sig), text ? text : "");
+}
+
+// The child's last line on stderr: why it could not run, in its own words.
+std::string last_line(const std::string& text) {
+    std::string t = text;
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+    const size_t nl = t.rfind('\n');
+    std::string line = sanitize_text(nl == std::string::npos ? t : t.substr(nl + 1));
+    if (line.size() > 300) line = line.substr(0, 300) + "...";
+    return line;
 }
 
 StageOutcome read_stage_child(const Result<SupervisedRun>& child) {

@@ -46,6 +46,11 @@ struct StageOutcome {
 // What a finished child's output means: pure, so every ending is tested without a child.
 StageOutcome read_stage_child(const Result<SupervisedRun>& child);
 
+// How a stage child's end reads in a report: "SIGSEGV (Segmentation fault)", and its last line
+// on stderr (sanitized, at most 300 characters), in its own words.
+std::string signal_name(int sig);
+std::string last_line(const std::string& text);
+
 // Runs `ids` in a child of this program and reads its outcome.
 StageOutcome run_stage_child(const std::vector<std::string>& ids,
                              const bench::BenchOptions& options, const StageLimits& limits);

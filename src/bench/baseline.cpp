@@ -38,7 +38,8 @@ Result<Baseline> baseline_from_document(const nlohmann::json& doc, const std::st
     for (size_t i = 0; i < results->size(); ++i) {
         auto r = record_from_json((*results)[i]);
         if (!r) return bad(fmt::format("results[{}]: {}", i, r.status().message()));
-        if (r->samples.empty() || !higher_is_better(*r)) continue;
+        // A measurement cut short is not a figure to hold this machine to.
+        if (r->samples.empty() || r->partial || !higher_is_better(*r)) continue;
         b.medians[record_key(*r)] = r->median();
     }
     return b;

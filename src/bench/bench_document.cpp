@@ -43,6 +43,7 @@ nlohmann::json record_json(const BenchRecord& r, const Thresholds& t) {
     if (const auto q = ratio(r)) j["ratio"] = *q;
     j["verified"] = r.verified ? nlohmann::json(*r.verified) : nlohmann::json(nullptr);
     j["verify_detail"] = r.verify_detail;
+    j["partial"] = r.partial;
     j["status"] = verdict_name(judge(r, t));
     return j;
 }
@@ -72,12 +73,15 @@ Result<BenchRecord> record_from_json(const nlohmann::json& j) {
         r.verified = it->get<bool>();
     if (const auto it = j.find("verify_detail"); it != j.end() && it->is_string())
         r.verify_detail = it->get<std::string>();
+    if (const auto it = j.find("partial"); it != j.end() && it->is_boolean())
+        r.partial = it->get<bool>();
     return r;
 }
 
 nlohmann::json bench_document(const BenchRun& run) {
     nlohmann::json results = nlohmann::json::array();
-    nlohmann::json summary = {{"pass", 0}, {"warn", 0}, {"fail", 0}, {"info", 0}};
+    nlohmann::json summary = {
+        {"pass", 0}, {"warn", 0}, {"fail", 0}, {"info", 0}, {"incomplete", 0}};
     for (const auto& r : run.records) {
         results.push_back(record_json(r, run.thresholds));
         summary[verdict_name(judge(r, run.thresholds))] =
@@ -141,7 +145,10 @@ std::string render_bench_text(const BenchRun& run, bool verbose) {
         const auto q = ratio(r);
         const Verdict v = judge(r, run.thresholds);
         std::string status = verdict_name(v);
-        if (r.verified && !*r.verified) status += " (wrong data: " + r.verify_detail + ")";
+        if (r.partial)
+            status += " (stopped before it finished: not judged)";
+        else if (r.verified && !*r.verified)
+            status += " (wrong data: " + r.verify_detail + ")";
         out += fmt::format("{:<10} {:<14} {:<16} {:>15} {:>15} {:>6} {:>5.1f}%  {}\n", r.bench,
                            r.name, compact(r.target), human_value(r.median(), r.unit),
                            r.expected ? human_value(*r.expected, r.unit) : "-",

@@ -24,6 +24,10 @@ struct BenchRecord {
     std::string no_expectation;    // without `expected`: why ("virtual disk: ...")
     std::optional<bool> verified;  // the benchmark's own data check
     std::string verify_detail;     // what was checked, or what was wrong
+    // Measured by a run that was stopped before it finished (Ctrl-C, a stage past its limit): kept
+    // as evidence, never judged. A training run stopped after one step has not had the chance to
+    // learn, and a half-finished sweep is not the machine's figure.
+    bool partial = false;
 
     double median() const;
     double min() const;

@@ -22,9 +22,12 @@ bool run_benchmarks(const std::vector<Benchmark*>& chosen, const BenchContext& c
             continue;
         }
         if (hooks.starting) hooks.starting(*b);
+        const size_t first = run.records.size();
         const Status s = b->run(ctx, run.records);
         ran_gpu |= needs_gpu(b->id());
         if (ctx.cancelled()) {
+            // What it measured until the stop request is evidence, not the machine's figure.
+            for (size_t i = first; i < run.records.size(); ++i) run.records[i].partial = true;
             cancelled = true;
             break;
         }

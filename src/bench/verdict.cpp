@@ -19,6 +19,7 @@ std::optional<double> ratio(const BenchRecord& r) {
 }
 
 Verdict judge(const BenchRecord& r, const Thresholds& t) {
+    if (r.partial) return Verdict::kIncomplete;
     if (r.verified && !*r.verified) return Verdict::kFail;
     if (r.samples.empty()) return Verdict::kFail;  // nothing was measured
     const auto q = ratio(r);
@@ -38,6 +39,8 @@ const char* verdict_name(Verdict v) {
             return "fail";
         case Verdict::kInfo:
             return "info";
+        case Verdict::kIncomplete:
+            return "incomplete";
     }
     return "info";
 }

@@ -1,7 +1,8 @@
 // The verdict on a measurement: its median against the expectation (pass at or above
 // `pass` × expected — at or above expected itself when the expectation is a floor, an acceptance
 // bar such as 90 % scaling —, warn at or above `warn` ×, fail below), and fail whenever the
-// benchmark's own data check found a wrong value. Without an expectation the verdict is "info".
+// benchmark's own data check found a wrong value. Without an expectation the verdict is "info";
+// a record of a run that was stopped before it finished is "incomplete", whatever it shows.
 #pragma once
 
 #include <string>
@@ -11,7 +12,7 @@
 
 namespace trainrig::bench {
 
-enum class Verdict { kPass, kWarn, kFail, kInfo };
+enum class Verdict { kPass, kWarn, kFail, kInfo, kIncomplete };
 
 struct Thresholds {
     double pass = 0.9;

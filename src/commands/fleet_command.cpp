@@ -31,8 +31,8 @@ public:
         judge_ = app.add_subcommand(
             "judge",
             "Judge the nodes' validate reports (directories or report.json) or snapshots "
-            "(`trainrig collect`) together; exit 1 when a node is to be drained or has drifted, "
-            "2 when one could not be judged");
+            "(`trainrig collect`) together, each host by its newest; exit 2 when a node could "
+            "not be judged, else 1 when one is to be drained or has drifted");
         judge_
             ->add_option("paths", paths_,
                          "Report directories, report.json or snapshot files, or directories "
@@ -73,7 +73,8 @@ public:
     }
 
     int run(const GlobalOptions&) override {
-        const auto nodes = fleet::load_nodes(paths_);
+        auto nodes = fleet::load_nodes(paths_);
+        auto set_aside = fleet::keep_newest_per_host(nodes);
         if (nodes.empty())
             return print_error("fleet judge",
                                {Errc::kInvalidInput, "no report or snapshot in the paths given"});
@@ -83,7 +84,8 @@ public:
             if (!loaded) return print_error("fleet judge", loaded.status());
             pairs = std::move(loaded).value();
         }
-        const auto result = fleet::judge_fleet(nodes, options_, std::move(pairs));
+        auto result = fleet::judge_fleet(nodes, options_, std::move(pairs));
+        result.set_aside = std::move(set_aside);
         const int code = result.exit_code();
         if (out_)
             if (auto s = fleet::write_fleet_report(result, *out_); !s.ok())

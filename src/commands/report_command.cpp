@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "cli/shared_options.h"
 #include "commands/commands.h"
@@ -11,6 +12,7 @@
 #include "validate/report_dir.h"
 #include "validate/report_html.h"
 #include "validate/report_render.h"
+#include "validate/report_trust.h"
 
 namespace trainrig {
 
@@ -93,9 +95,19 @@ private:
             ->default_str("0.75");
     }
 
+    // A report edited since validate wrote it is still shown, but never silently as validate's.
+    static void warn_if_changed(const char* command, const std::string& path) {
+        if (const std::string changed = validate::report_changes(path); !changed.empty())
+            std::fprintf(stderr,
+                         "trainrig %s: %s is not as validate wrote it: %s; `trainrig "
+                         "report verify %s` lists every file.\n",
+                         command, path.c_str(), changed.c_str(), path.c_str());
+    }
+
     int run_render() {
         auto report = validate::load_report(render_dir_);
         if (!report.ok()) return print_error(name(), report.status());
+        warn_if_changed(name(), render_dir_);
         std::string text;
         if (html_)
             text = validate::render_report_html(*report);
@@ -115,6 +127,8 @@ private:
         if (!old_report.ok()) return print_error("report diff", old_report.status());
         auto new_report = validate::load_report(new_);
         if (!new_report.ok()) return print_error("report diff", new_report.status());
+        warn_if_changed("report diff", old_);
+        warn_if_changed("report diff", new_);
         const auto d = validate::diff_reports(*old_report, *new_report, tolerance_);
         const int code = d.worse() ? 1 : 0;
         auto doc = validate::diff_json(d);

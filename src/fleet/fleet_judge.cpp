@@ -44,7 +44,7 @@ void differences(const std::vector<NodeInput>& nodes, const char* kind,
                  std::map<std::string, std::vector<std::string>>& reasons, Judging& judging) {
     std::map<std::string, Groups> by_key;
     for (const auto& n : nodes)
-        if (n.problem.empty())
+        if (n.judged())
             for (const auto& [k, v] : n.*field) by_key[k][v].push_back(n.name);
     for (const auto& [key, groups] : by_key) {
         if (groups.size() < 2) continue;
@@ -80,7 +80,7 @@ void differences(const std::vector<NodeInput>& nodes, const char* kind,
     }
 }
 
-// The spread of one measurement: median, tolerance and every value (nodes without a problem).
+// The spread of one measurement: median, tolerance and every value (the judged nodes).
 MeasurementSpread spread_of(const std::string& key, const std::vector<const NodeInput*>& measured,
                             const std::vector<const Measurement*>& values, const FleetOptions& o) {
     MeasurementSpread s;
@@ -105,7 +105,7 @@ void outliers(const std::vector<NodeInput>& nodes, const FleetOptions& o, FleetR
     std::map<std::string, std::pair<std::vector<const NodeInput*>, std::vector<const Measurement*>>>
         by_key;
     for (const auto& n : nodes)
-        if (n.problem.empty())
+        if (n.judged())
             for (const auto& m : n.measurements) {
                 by_key[m.key].first.push_back(&n);
                 by_key[m.key].second.push_back(&m);
@@ -236,6 +236,8 @@ void judge_fleet_pairs(FleetPairs& p, const std::vector<NodeInput>& nodes, const
 
 CheckCell own_verdict_cell(const NodeInput& n) {
     if (!n.problem.empty()) return {CheckState::kUnknown, "unreadable"};
+    if (!n.doubt.empty())
+        return {CheckState::kUnknown, n.incomplete ? "incomplete" : "changed since written"};
     const CheckState st = n.verdict == "NOT READY" ? CheckState::kDrain
                           : n.verdict == "UNKNOWN" ? CheckState::kUnknown
                                                    : CheckState::kOk;
@@ -280,8 +282,8 @@ size_t FleetResult::count(NodeState s) const {
 }
 
 int FleetResult::exit_code() const {
-    if (count(NodeState::kDrain) || count(NodeState::kDrifted)) return 1;
-    return count(NodeState::kUnknown) ? 2 : 0;
+    if (count(NodeState::kUnknown)) return 2;
+    return count(NodeState::kDrain) || count(NodeState::kDrifted) ? 1 : 0;
 }
 
 FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions& options,
@@ -312,6 +314,9 @@ FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions&
         if (!n.problem.empty()) {
             v.state = NodeState::kUnknown;
             v.reasons.push_back("unreadable: " + n.problem);
+        } else if (!n.doubt.empty()) {
+            v.state = NodeState::kUnknown;
+            v.reasons.push_back(n.doubt);
         } else if (n.verdict == "NOT READY" || j.shape.count(n.name) || j.slow.count(n.name) ||
                    j.pair_bad.count(n.name)) {
             // Its own failure, hardware unlike the rest, or slower than the rest: drain it.
@@ -333,7 +338,7 @@ FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions&
         for (size_t c = 1; c < out.checks.size(); ++c) {
             const auto& column = j.cells[out.checks[c]];
             const auto it = column.find(n.name);
-            v.cells.push_back(!n.problem.empty()   ? CheckCell{CheckState::kUnknown, ""}
+            v.cells.push_back(!n.judged()          ? CheckCell{CheckState::kUnknown, ""}
                               : it != column.end() ? it->second
                                                    : CheckCell{});
         }

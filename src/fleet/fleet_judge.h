@@ -97,9 +97,11 @@ struct FleetResult {
     std::vector<std::string> checks;
     std::vector<MeasurementSpread> measurements;  // ordered by key
     std::optional<FleetPairs> pairs;
+    std::vector<SetAside> set_aside;  // older reports of a host judged from its newest
     size_t count(NodeState s) const;
-    // 1 when a node is to be drained or has drifted, else 2 when one is unknown, else 0: the
-    // precedence of validate's verdict (a failure outranks what could not be judged).
+    // 2 when a node could not be judged (the fleet was not judged whole: a script must not take
+    // the drain list for all there is), else 1 when a node is to be drained or has drifted,
+    // else 0.
     int exit_code() const;
 };
 

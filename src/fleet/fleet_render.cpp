@@ -16,6 +16,10 @@ std::string fleet_line(const FleetResult& r) {
 
 std::string render_fleet_text(const FleetResult& r, bool verbose) {
     std::string t = fleet_line(r) + "\n";
+    for (const auto& a : r.set_aside)
+        t += fmt::format("set aside: {} {}{}: an older report of the host; its state is {}\n",
+                         a.name, a.source,
+                         a.written_at.empty() ? "" : " (written " + a.written_at + ")", a.kept);
     const size_t shown = verbose ? r.findings.size() : std::min<size_t>(r.findings.size(), 20);
     if (!r.findings.empty()) t += "\nfindings:\n";
     for (size_t i = 0; i < shown; ++i) {
@@ -95,6 +99,12 @@ nlohmann::json fleet_json(const FleetResult& r) {
             drain.push_back({{"name", n.name},
                              {"reason", join(n.reasons, "; ")},
                              {"scheduler_reason", scheduler_reason(n)}});
+    nlohmann::json set_aside = nlohmann::json::array();
+    for (const auto& a : r.set_aside)
+        set_aside.push_back({{"name", a.name},
+                             {"source", a.source},
+                             {"written_at", a.written_at},
+                             {"kept", a.kept}});
     nlohmann::json measurements = nlohmann::json::array();
     for (const auto& m : r.measurements)
         measurements.push_back({{"id", m.id},
@@ -120,6 +130,7 @@ nlohmann::json fleet_json(const FleetResult& r) {
                           {"findings", findings},
                           {"drain", drain},
                           {"measurements", measurements},
+                          {"set_aside", set_aside},
                           {"exit_code", r.exit_code()}};
     if (r.pairs) doc["pairs"] = pairs_json(*r.pairs, r);
     return doc;

@@ -116,6 +116,15 @@ std::string nodes_section(const FleetResult& r) {
                     h(join(v.reasons, "; ")), h(v.source));
         s += "</tbody></table></details>\n";
     }
+    if (!r.set_aside.empty()) {
+        s += "<p class=\"meta\" id=\"set-aside\">Set aside, an older report of a host judged "
+             "from its newest:</p><ul class=\"meta\">\n";
+        for (const auto& a : r.set_aside)
+            s += fmt::format(
+                "<li><code>{}</code> {} ({}); its state is {}</li>\n", h(a.name), h(a.source),
+                h(a.written_at.empty() ? "written when unknown" : a.written_at), h(a.kept));
+        s += "</ul>\n";
+    }
     return s;
 }
 
@@ -430,8 +439,8 @@ std::string render_fleet_html(const FleetResult& r) {
         s += fmt::format("<span id=\"count-{0}\"><b>{1}</b>{0}</span>", node_state_name(st),
                          r.count(st));
     s += fmt::format("</p>\n<p class=\"meta\">Exit code {}: {}.</p>\n", r.exit_code(),
-                     r.exit_code() == 1   ? "a node is to be drained or has drifted"
-                     : r.exit_code() == 2 ? "a node could not be judged"
+                     r.exit_code() == 2   ? "a node could not be judged"
+                     : r.exit_code() == 1 ? "a node is to be drained or has drifted"
                                           : "every node is ready");
     s += "<input id=\"filter\" hidden placeholder=\"filter: a node, a check id, a value\" "
          "aria-label=\"filter\"> <span id=\"matches\" class=\"meta\"></span>\n"

@@ -161,6 +161,13 @@ std::string md_nodes(const FleetResult& r) {
     for (const auto& v : r.nodes)
         if (v.state == NodeState::kReady) ready.push_back(v.name);
     if (!ready.empty()) md += fmt::format("READY ({}): {}\n", ready.size(), join(ready, ", "));
+    if (!r.set_aside.empty()) {
+        md += "\nSet aside, an older report of a host judged from its newest:\n\n";
+        for (const auto& a : r.set_aside)
+            md += fmt::format("- `{}` {} ({}); its state is {}\n", a.name, md_cell(a.source),
+                              a.written_at.empty() ? "written when unknown" : a.written_at,
+                              md_cell(a.kept));
+    }
     return md;
 }
 

@@ -9,9 +9,11 @@
 #include "bench/bench_document.h"
 #include "core/text.h"
 #include "core/user_file.h"
+#include "core/utc_time.h"
 #include "doctor/gpus.h"
 #include "doctor/report.h"
 #include "snapshot/snapshot.h"
+#include "validate/report_trust.h"
 #include "validate/validate_run.h"
 #include "validate/verdict.h"
 #include "validate/versions.h"
@@ -86,7 +88,8 @@ void add_measurements(const json& bench, NodeInput& n) {
     if (!bench.is_object()) return;
     for (const auto& j : bench.value("results", json::array())) {
         auto r = bench::record_from_json(j);
-        if (!r.ok() || r->samples.empty()) continue;
+        // A measurement cut short by a stop request is no figure to compare nodes by.
+        if (!r.ok() || r->samples.empty() || r->partial) continue;
         Measurement m;
         json target = r->target;
         if (auto g = target.find("gpu"); g != target.end() && g->is_number_integer())
@@ -130,6 +133,15 @@ NodeInput from_report(const json& doc, const std::string& path) {
     n.source = path;
     n.name = text_of(doc["host"]);
     n.verdict = doc["verdict"].get<std::string>();
+    n.written_at = doc.value("finished_at", "");
+    n.written = parse_utc_iso8601(n.written_at).value_or(0);
+    n.incomplete = validate::report_incomplete(doc);
+    if (n.incomplete)
+        n.doubt =
+            "its validate was interrupted: an incomplete report is no reason to act; "
+            "run validate again";
+    if (std::string changed = validate::report_changes(path); !changed.empty())
+        n.doubt = changed + " (`trainrig report verify`)";
     for (const auto& i : doc.value("items", json::array()))
         if (i.is_object() && i.value("level", "") == "fail") n.failed.push_back(i.value("id", ""));
     add_versions(doc.value("versions", json::object()), n);
@@ -149,6 +161,8 @@ NodeInput from_snapshot(const std::string& text, const std::string& path) {
     n.source = path;
     n.name =
         s->host.hostname.is_known() ? s->host.hostname.value() : fs::path(path).stem().string();
+    n.written_at = s->collected_at;
+    n.written = parse_utc_iso8601(n.written_at).value_or(0);
     // Its own verdict: doctor's rules, judged as validate judges a machine tree.
     std::vector<validate::Item> items;
     for (const auto& f : judge(*s, RuleOptions{}, Selection{})) {
@@ -210,6 +224,35 @@ std::vector<NodeInput> load_nodes(const std::vector<std::string>& paths) {
     std::stable_sort(nodes.begin(), nodes.end(),
                      [](const NodeInput& a, const NodeInput& b) { return a.name < b.name; });
     return nodes;
+}
+
+std::vector<SetAside> keep_newest_per_host(std::vector<NodeInput>& nodes) {
+    std::map<std::string, size_t> newest;  // host -> index of its state
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const NodeInput& n = nodes[i];
+        if (!n.problem.empty()) continue;
+        auto [it, first] = newest.try_emplace(n.name, i);
+        const NodeInput& held = nodes[it->second];
+        // Of two equally new, the later path: deterministic, and said in the set-aside line.
+        if (!first &&
+            (validate::report_supersedes(n.incomplete, n.written, held.incomplete, held.written) ||
+             (n.incomplete == held.incomplete && n.written == held.written)))
+            it->second = i;
+    }
+    std::vector<SetAside> out;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const NodeInput& n = nodes[i];
+        const auto it = n.problem.empty() ? newest.find(n.name) : newest.end();
+        if (it != newest.end() && it->second != i)
+            out.push_back({n.name, n.source, n.written_at, nodes[it->second].source});
+    }
+    std::vector<NodeInput> kept;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+        const auto it = nodes[i].problem.empty() ? newest.find(nodes[i].name) : newest.end();
+        if (it == newest.end() || it->second == i) kept.push_back(std::move(nodes[i]));
+    }
+    nodes = std::move(kept);
+    return out;
 }
 
 }  // namespace trainrig::fleet

@@ -1,9 +1,12 @@
 // One node of a fleet as `fleet judge` reads it: a validate report (its directory or its
 // report.json, with raw/snapshot.json beside it when there) or a snapshot (`trainrig collect`).
 // What the cross-node rules compare: versions, hardware shape, settings and measurements. A file
-// that cannot be read becomes a node whose `problem` says why: judged UNKNOWN, never dropped.
+// that cannot be read becomes a node whose `problem` says why: judged UNKNOWN, never dropped. A
+// report that can be read but not acted on (an interrupted validate, a report changed since it
+// was written) is a node whose `doubt` says why: UNKNOWN too, and out of the fleet's statistics.
 #pragma once
 
+#include <ctime>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,10 +30,25 @@ struct NodeInput {
     std::string verdict;              // its own: READY, READY WITH WARNINGS, NOT READY, UNKNOWN
     std::vector<std::string> failed;  // the ids of its own failed checks, for the drain reason
     std::string problem;              // non-empty: it could not be read, and why
+    std::string doubt;                // non-empty: read, but not to be acted on, and why
+    bool incomplete = false;          // a report of an interrupted validate
+    std::string written_at;           // a report's finished_at, a snapshot's collected_at
+    std::time_t written = 0;          // the same, 0 when unknown
     std::map<std::string, std::string> versions;  // validate/versions.h, less trainrig itself
     std::map<std::string, std::string> shape;     // gpus, gpu_links, nics, infiniband, memory
     std::map<std::string, std::string> settings;  // live kernel settings, NCCL environment
     std::vector<Measurement> measurements;
+    // What it says enters the fleet's majorities, medians and drain list.
+    bool judged() const { return problem.empty() && doubt.empty(); }
+};
+
+// An older report or snapshot of a host that another one judges (docs/fleet.md, "One state per
+// node"): the node's history, not a second node.
+struct SetAside {
+    std::string name;        // the host
+    std::string source;      // the path set aside
+    std::string written_at;  // when it was written, or ""
+    std::string kept;        // the path that is the node's state
 };
 
 // Reads one path: a report directory, a report.json, or a snapshot JSON.
@@ -43,5 +61,10 @@ inline constexpr const char* kFleetReportJson = "fleet-report.json";
 // report directory and each *.json directly inside it (but fleet-report.json); a file is one
 // node. Sorted by name.
 std::vector<NodeInput> load_nodes(const std::vector<std::string>& paths);
+
+// Keeps one node per host: its newest report or snapshot that finished whole (an interrupted
+// report only when the host has no other; the same rule as the health checks'). The others are
+// removed from `nodes` and returned. Unreadable files name no host and are all kept.
+std::vector<SetAside> keep_newest_per_host(std::vector<NodeInput>& nodes);
 
 }  // namespace trainrig::fleet

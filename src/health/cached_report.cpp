@@ -7,6 +7,7 @@
 
 #include "core/user_file.h"
 #include "core/utc_time.h"
+#include "validate/report_trust.h"
 
 namespace trainrig::health {
 
@@ -37,6 +38,11 @@ Result<CachedReport> read_report_json(const std::string& file) {
         return Status(Errc::kInvalidInput,
                       fmt::format("{} has no finished_at time (a report cut short?)", file));
     r.finished = *finished;
+    // An interrupted run is never a reason to drain; a report changed since validate wrote it
+    // is not validate's word.
+    r.incomplete = validate::report_incomplete(j);
+    r.changed = validate::report_changes(file);
+    if (r.incomplete || !r.changed.empty()) return r;
     if (const auto it = j.find("items"); it != j.end() && it->is_array())
         for (const auto& item : *it) {
             if (!item.is_object() || text_of(item, "level") != "fail" ||
@@ -69,10 +75,11 @@ Result<CachedReport> read_cached_report(const std::string& path) {
             last_error = r.status();
             continue;
         }
-        if (!newest || r->finished > newest->finished) newest = std::move(r).value();
+        if (!newest || validate::report_supersedes(r->incomplete, r->finished, newest->incomplete,
+                                                   newest->finished))
+            newest = std::move(r).value();
     }
-    if (ec)
-        return Status(Errc::kIo, fmt::format("cannot list {}: {}", path, ec.message()));
+    if (ec) return Status(Errc::kIo, fmt::format("cannot list {}: {}", path, ec.message()));
     if (!newest) return last_error;
     return *newest;
 }

@@ -18,12 +18,16 @@ struct CachedReport {
     std::string finished_at;  // when validate finished
     std::time_t finished = 0;
     std::string verdict;
+    // validate was interrupted, or the report changed since it was written ("report changed
+    // since written: ..."): what it says is not a reason to act, so `failed` stays empty.
+    bool incomplete = false;
+    std::string changed;
     std::vector<Problem> failed;  // level "fail", stage other than doctor
 };
 
 // `path` is a report directory, its report.json, or a folder of report directories (the newest
-// finished one is taken). kNotFound when there is none; kInvalidInput when it is not a
-// trainrig.validate report.
+// finished one is taken; an interrupted one only when none finished whole). kNotFound when there
+// is none; kInvalidInput when it is not a trainrig.validate report.
 Result<CachedReport> read_cached_report(const std::string& path);
 
 }  // namespace trainrig::health

@@ -8,10 +8,10 @@ namespace trainrig::health {
 
 const std::vector<std::string>& health_check_ids() {
     static const std::vector<std::string> ids = {
-        "pci.gpu-visible",   "pci.gpu-bar",       "pci.gpu-link",         "mem.ecc",
-        "driver.nvidia",     "gpu.count",         "gpu.ecc",              "gpu.remapped-rows",
-        "gpu.retired-pages", "gpu.temperature",   "gpu.clock-events",     "gpu.pcie-link",
-        "gpu.pcie-replay",   "gpu.nvlink",        "stack.cuda-driver",    "stack.fabric-manager",
+        "pci.gpu-visible",   "pci.gpu-bar",     "pci.gpu-link",      "mem.ecc",
+        "driver.nvidia",     "gpu.count",       "gpu.ecc",           "gpu.remapped-rows",
+        "gpu.retired-pages", "gpu.temperature", "gpu.clock-events",  "gpu.pcie-link",
+        "gpu.pcie-replay",   "gpu.nvlink",      "stack.cuda-driver", "stack.fabric-manager",
         "kmsg.xid",          "kmsg.pcie-aer",
     };
     return ids;
@@ -19,9 +19,12 @@ const std::vector<std::string>& health_check_ids() {
 
 const char* health_name(Health h) {
     switch (h) {
-        case Health::kHealthy: return "healthy";
-        case Health::kUnhealthy: return "unhealthy";
-        case Health::kUnknown: return "unknown";
+        case Health::kHealthy:
+            return "healthy";
+        case Health::kUnhealthy:
+            return "unhealthy";
+        case Health::kUnknown:
+            return "unknown";
     }
     return "unknown";
 }
@@ -44,9 +47,8 @@ void add_report(const HealthOptions& options, HealthResult& result) {
     }
     const std::time_t now = options.now ? options.now : std::time(nullptr);
     if (!result.host.empty() && !report->host.empty() && report->host != result.host) {
-        result.unknowns.push_back(
-            {"report", fmt::format("{} is about host {}, not {}", report->path, report->host,
-                                   result.host)});
+        result.unknowns.push_back({"report", fmt::format("{} is about host {}, not {}",
+                                                         report->path, report->host, result.host)});
         return;
     }
     const double age = std::difftime(now, report->finished);
@@ -54,6 +56,17 @@ void add_report(const HealthOptions& options, HealthResult& result) {
         result.notes.push_back(fmt::format(
             "{} finished {} ({:.1f} days ago), older than the {:.1f} days allowed: not used",
             report->path, report->finished_at, age / 86400, options.max_report_age / 86400));
+        return;
+    }
+    if (!report->changed.empty()) {
+        result.unknowns.push_back({"report", fmt::format("{}: {} (`trainrig report verify`)",
+                                                         report->path, report->changed)});
+        return;
+    }
+    if (report->incomplete) {
+        result.notes.push_back(fmt::format(
+            "{} is of an interrupted validate (finished {}): not used; run validate again",
+            report->path, report->finished_at));
         return;
     }
     result.notes.push_back(fmt::format("{} (validate {}, finished {})", report->path,
@@ -94,10 +107,13 @@ nlohmann::json health_json(const HealthResult& r) {
         for (const auto& p : list) out.push_back({{"id", p.id}, {"detail", p.detail}});
         return out;
     };
-    return {{"health", health_name(r.health)}, {"host", r.host},
-            {"checks", r.checks},              {"not_applicable", r.not_applicable},
+    return {{"health", health_name(r.health)},
+            {"host", r.host},
+            {"checks", r.checks},
+            {"not_applicable", r.not_applicable},
             {"failures", problems(r.failures)},
-            {"unknowns", problems(r.unknowns)}, {"notes", r.notes}};
+            {"unknowns", problems(r.unknowns)},
+            {"notes", r.notes}};
 }
 
 std::string render_problems(const HealthResult& r) {

@@ -1,11 +1,13 @@
 #include "train/trainer.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -203,6 +205,18 @@ Result<bool> replicas_identical(Backend& backend, Communicator& comm) {
     double mismatches = lead == digest ? 0.0 : 1.0;
     TRAINRIG_TRY(comm.all_reduce_sum(&mismatches, 1));
     return mismatches == 0;
+}
+
+// A test hook, like TRAINRIG_TRAIN_CRASH_IN_SAVE: TRAINRIG_TRAIN_CTRL_C_AT=STEP is a Ctrl-C on the
+// validate whose training stage runs this, once STEP steps are done (0: before the first). The
+// terminal's SIGINT reaches validate (its stage children have their own process group), which
+// then asks the stage to stop with SIGTERM: both are sent here, so every point of the stage can
+// be interrupted without a race.
+void ctrl_c_point(int64_t steps_done) {
+    static const char* at = std::getenv("TRAINRIG_TRAIN_CTRL_C_AT");
+    if (at == nullptr || std::to_string(steps_done) != at) return;
+    ::kill(::getppid(), SIGINT);
+    ::raise(SIGTERM);
 }
 
 }  // namespace
@@ -412,6 +426,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
     };
 
     const int64_t until = o.stop_at > 0 ? std::min(o.steps, o.stop_at) : o.steps;
+    ctrl_c_point(sum.start_step);
     for (int64_t step = sum.start_step; step < until; ++step) {
         const auto t0 = Clock::now();
         StepRecord rec;
@@ -545,6 +560,7 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
             sum.message = fmt::format("stopped at step {} on request", step + 1);
             break;
         }
+        ctrl_c_point(step + 1);
     }
     if (sum.stop == StopReason::kCompleted && sum.end_step < o.steps)
         sum.stop = StopReason::kStoppedAt;

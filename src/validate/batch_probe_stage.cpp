@@ -147,7 +147,11 @@ BatchProbeOutcome run_batch_probe_child(const StageLimits& limits) {
 void apply_batch_probe(Stage& s, const BatchProbeOutcome& b, const StageLimits& limits,
                        bench::BenchRun& run, std::vector<Item>& items, std::string& hung) {
     const std::string rerun = fmt::format("re-run it alone: `{}`", rerun_command());
-    for (auto& r : batch_probe_records(b.doc, 0)) run.records.push_back(std::move(r));
+    // A probe that did not finish leaves sizes as evidence, not the machine's answer.
+    for (auto& r : batch_probe_records(b.doc, 0)) {
+        r.partial = b.end != StageEnd::kFinished;
+        run.records.push_back(std::move(r));
+    }
     const std::string answer = b.doc.is_object() ? b.doc.value("answer", "") : "";
     switch (b.end) {
         case StageEnd::kInterrupted:
@@ -162,14 +166,14 @@ void apply_batch_probe(Stage& s, const BatchProbeOutcome& b, const StageLimits& 
                 limits.grace_seconds, b.detail.empty() ? "" : " (" + b.detail + ")");
             items.push_back(stage_item(
                 "the micro-batch probe did not return: a call is stuck (the GPU driver)",
-                "look for Xid errors (`trainrig doctor --only gpu.xid`, `dmesg`), then " + rerun));
+                "look for Xid errors (`trainrig doctor --only kmsg.xid`, `dmesg`), then " + rerun));
             return;
         case StageEnd::kCrashed:
             s.state = StageState::kCouldNotRun;
             s.reason = "crashed: " + b.detail + "; its measurements are lost";
             items.push_back(stage_item("the micro-batch probe crashed",
                                        rerun + "; a crash on the GPU often comes with an Xid "
-                                               "error (`trainrig doctor --only gpu.xid`)",
+                                               "error (`trainrig doctor --only kmsg.xid`)",
                                        {b.detail}));
             return;
         case StageEnd::kFailed:

@@ -101,6 +101,12 @@ Result<nlohmann::json> load_report(const std::string& path) {
 ReportDiff diff_reports(const nlohmann::json& old_report, const nlohmann::json& new_report,
                         const bench::Thresholds& tolerance) {
     ReportDiff d;
+    const auto host = [](const nlohmann::json& r) {
+        const auto it = r.find("host");
+        return it != r.end() && it->is_string() ? it->get<std::string>() : std::string("unknown");
+    };
+    d.old_host = host(old_report);
+    d.new_host = host(new_report);
     d.old_verdict = old_report.value("verdict", "UNKNOWN");
     d.new_verdict = new_report.value("verdict", "UNKNOWN");
     d.verdict_change = verdict_rank(d.new_verdict) - verdict_rank(d.old_verdict);
@@ -114,6 +120,8 @@ ReportDiff diff_reports(const nlohmann::json& old_report, const nlohmann::json& 
     nlohmann::json old_bench = old_report.value("bench", nlohmann::json::object());
     std::set<std::string> new_keys;
     auto now = records_of(new_report);
+    // A measurement cut short by a stop request is evidence, not a figure to compare.
+    d.cut_short = static_cast<size_t>(std::erase_if(now, [](const auto& r) { return r.partial; }));
     for (const auto& r : now) new_keys.insert(bench::record_key(r));
     for (const auto& r : records_of(old_report))
         if (bench::higher_is_better(r) && !new_keys.count(bench::record_key(r))) ++d.only_old;
@@ -145,12 +153,27 @@ ReportDiff diff_reports(const nlohmann::json& old_report, const nlohmann::json& 
     return d;
 }
 
+std::vector<std::string> ReportDiff::worse_parts() const {
+    std::vector<std::string> parts;
+    if (verdict_change > 0) parts.push_back("the verdict");
+    if (!appeared.empty())
+        parts.push_back(
+            fmt::format("{} item{} appeared", appeared.size(), appeared.size() == 1 ? "" : "s"));
+    if (!slower.empty())
+        parts.push_back(
+            fmt::format("{} measurement{} slower", slower.size(), slower.size() == 1 ? "" : "s"));
+    return parts;
+}
+
 nlohmann::json diff_json(const ReportDiff& d) {
     nlohmann::json slower = nlohmann::json::array(), faster = nlohmann::json::array();
     for (const auto& m : d.slower) slower.push_back(move_json(m));
     for (const auto& m : d.faster) faster.push_back(move_json(m));
     return {{"schema", "trainrig.report.diff"},
             {"schema_version", 1},
+            {"old_host", d.old_host},
+            {"new_host", d.new_host},
+            {"same_host", d.old_host == d.new_host},
             {"old_verdict", d.old_verdict},
             {"new_verdict", d.new_verdict},
             {"verdict_change", d.verdict_change < 0   ? "better"
@@ -163,14 +186,20 @@ nlohmann::json diff_json(const ReportDiff& d) {
             {"faster", faster},
             {"measurements_compared", d.compared},
             {"measurements_only_old", d.only_old},
-            {"measurements_only_new", d.only_new}};
+            {"measurements_only_new", d.only_new},
+            {"measurements_cut_short", d.cut_short}};
 }
 
 std::string render_diff_text(const ReportDiff& d, bool verbose) {
-    std::string out = d.verdict_change == 0
-                          ? fmt::format("verdict: {} (unchanged)\n", d.new_verdict)
-                          : fmt::format("verdict: {} -> {} ({})\n", d.old_verdict, d.new_verdict,
-                                        d.verdict_change > 0 ? "worse" : "better");
+    std::string out =
+        d.old_host == d.new_host
+            ? ""
+            : fmt::format("hosts: {} -> {} (two machines compared, not one over time)\n",
+                          d.old_host, d.new_host);
+    out += d.verdict_change == 0
+               ? fmt::format("verdict: {} (unchanged)\n", d.new_verdict)
+               : fmt::format("verdict: {} -> {} ({})\n", d.old_verdict, d.new_verdict,
+                             d.verdict_change > 0 ? "worse" : "better");
     auto items = [&](const char* title, const std::vector<nlohmann::json>& list) {
         if (list.empty()) return;
         out += fmt::format("\n{} ({}):\n", title, list.size());
@@ -204,7 +233,17 @@ std::string render_diff_text(const ReportDiff& d, bool verbose) {
             ", {} only in the old report, {} only in the new (another level, "
             "GPU selection or data folder)",
             d.only_old, d.only_new);
-    out += d.worse() ? "\nworse than before\n" : "\nnothing worse than before\n";
+    if (d.cut_short)
+        out += fmt::format(", {} cut short by a stop request (not compared)", d.cut_short);
+    // One conclusion that agrees with the verdict line: a better verdict with something new
+    // and worse is mixed, not better and not plainly worse.
+    const std::string worse = join(d.worse_parts(), ", ");
+    if (!d.worse())
+        out += "\nnothing worse than before\n";
+    else if (d.verdict_change < 0)
+        out += "\nmixed: the verdict is better, but " + worse + "\n";
+    else
+        out += "\nworse than before: " + worse + "\n";
     return out;
 }
 

@@ -27,6 +27,7 @@ struct MeasurementMove {
 };
 
 struct ReportDiff {
+    std::string old_host, new_host;  // two machines compared (a golden node) when they differ
     std::string old_verdict, new_verdict;
     int verdict_change = 0;  // < 0 better, > 0 worse (READY < WITH WARNINGS < UNKNOWN < NOT READY)
     std::vector<nlohmann::json> appeared, resolved;  // items of the new / the old report
@@ -35,8 +36,11 @@ struct ReportDiff {
     std::vector<MeasurementMove> steady;             // within the tolerance
     size_t compared = 0;                             // measurements in both
     size_t only_old = 0, only_new = 0;               // measurements in one report only
+    size_t cut_short = 0;  // new measurements a stop request cut short: not compared
     // Anything worse: the verdict, an item that appeared, a measurement slower.
     bool worse() const { return verdict_change > 0 || !appeared.empty() || !slower.empty(); }
+    // What is worse, for the last line: "the verdict", "1 item appeared", "2 measurements slower".
+    std::vector<std::string> worse_parts() const;
 };
 
 ReportDiff diff_reports(const nlohmann::json& old_report, const nlohmann::json& new_report,

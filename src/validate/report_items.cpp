@@ -36,13 +36,15 @@ std::string bench_action(const std::string& bench) {
         return "check NVLink and the GPU-to-GPU paths (`trainrig doctor --only "
                "gpu.nvlink,gpu.p2p-topology,stack.fabric-manager`, `trainrig topo`)";
     if (bench == "cpu-mem")
-        return "check the memory population and speed (`trainrig doctor --only mem.dimms`) "
-               "and that no other job ran during the measurement";
+        return "check that every memory channel is populated at its rated speed (`sudo "
+               "dmidecode -t memory`), the CPU governor and NUMA balancing (`trainrig doctor "
+               "--only cpu.governor,kernel.numa-balancing`), and that no other job ran during "
+               "the measurement";
     if (bench == "storage")
         return "check the drive's PCIe link and filesystem, and that nothing else used the disk";
     if (bench == "train")
         return "re-run `trainrig bench run train -v`; a run that does not learn points at the "
-               "backend (`trainrig doctor --only stack.cuda-runtime,stack.torch`)";
+               "backend (`trainrig doctor --only stack.cuda-driver,stack.torch`)";
     return "re-run `trainrig bench run " + bench + " -v`";
 }
 

@@ -27,6 +27,7 @@
 #include "validate/batch_probe_stage.h"
 #include "validate/report_compare.h"
 #include "validate/report_items.h"
+#include "validate/report_trust.h"
 #include "validate/stage_child.h"
 #include "validate/synthetic_shard.h"
 #include "validate/versions.h"
@@ -183,6 +184,11 @@ Result<bench::Baseline> load_report_baseline(const std::string& path, nlohmann::
                                   path)};
     auto baseline = bench::baseline_from_document(*b, path);
     if (!baseline.ok()) return baseline.status();
+    if (const std::string changed = report_changes(path); !changed.empty())
+        std::fprintf(stderr,
+                     "trainrig validate: --baseline %s is not as validate wrote it: %s; `trainrig "
+                     "report verify %s` lists every file.\n",
+                     path.c_str(), changed.c_str(), path.c_str());
     about = {{"path", path},
              {"host", doc->value("host", nlohmann::json(nullptr))},
              {"level", doc->value("level", "")},
@@ -228,7 +234,7 @@ Item unfinished_stage(Stage& s, const std::string& name, const std::vector<std::
                 "dead mount)",
                 s.title);
             it.action =
-                "look for Xid errors and hung tasks (`trainrig doctor --only gpu.xid`, "
+                "look for Xid errors and hung tasks (`trainrig doctor --only kmsg.xid`, "
                 "`dmesg`), then " +
                 rerun + " to see which one hangs";
             break;
@@ -238,7 +244,7 @@ Item unfinished_stage(Stage& s, const std::string& name, const std::vector<std::
             it.evidence = {detail};
             it.action = rerun +
                         " to see which one crashes; a crash in a GPU benchmark often "
-                        "comes with an Xid error (`trainrig doctor --only gpu.xid`)";
+                        "comes with an Xid error (`trainrig doctor --only kmsg.xid`)";
             break;
         default:
             s.reason = detail;
@@ -423,7 +429,16 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         }
         const size_t records = run.records.size(), errors = run.errors.size(),
                      skips = run.skipped.size();
-        for (auto& r : child.run.records) run.records.push_back(std::move(r));
+        // A stage that did not finish (interrupted, stopped at its limit) yields no judgement:
+        // what it measured until then is kept as evidence, marked partial, and never a reason
+        // to act (a training run stopped after one step has not had the chance to learn).
+        const bool unfinished = s.state == StageState::kInterrupted ||
+                                child.end == StageEnd::kTimedOut ||
+                                child.end == StageEnd::kInterrupted;
+        for (auto& r : child.run.records) {
+            r.partial = r.partial || unfinished;
+            run.records.push_back(std::move(r));
+        }
         for (auto& e : child.run.errors) run.errors.push_back(std::move(e));
         for (auto& k : child.run.skipped) run.skipped.push_back(std::move(k));
         if (child.run.machine.contains("gpus")) run.machine["gpus"] = child.run.machine["gpus"];

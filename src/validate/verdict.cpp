@@ -57,10 +57,13 @@ Outcome judge(const std::vector<Stage>& stages, const std::vector<Item>& items, 
             (s.state == StageState::kCouldNotRun || s.state == StageState::kInterrupted))
             missing.push_back(s.name);
     Outcome o;
-    o.verdict = fail                                        ? Verdict::kNotReady
-                : unknown || !missing.empty() || incomplete ? Verdict::kUnknown
-                : warn                                      ? Verdict::kReadyWithWarnings
-                                                            : Verdict::kReady;
+    // An interrupted run is never a reason to act: not even a failure it found makes it NOT
+    // READY (a health check drains on that), since what did not run might have explained it.
+    o.verdict = incomplete                    ? Verdict::kUnknown
+                : fail                        ? Verdict::kNotReady
+                : unknown || !missing.empty() ? Verdict::kUnknown
+                : warn                        ? Verdict::kReadyWithWarnings
+                                              : Verdict::kReady;
     std::vector<std::string> counts;
     if (fail) counts.push_back(fmt::format("{} failed", fail));
     if (warn) counts.push_back(fmt::format("{} warning{}", warn, warn == 1 ? "" : "s"));

@@ -1,7 +1,8 @@
 // `trainrig validate`'s one verdict over every stage and finding (docs/report.md, "Verdict"):
 // READY, READY WITH WARNINGS, NOT READY or UNKNOWN. A check that could not run or could not read
 // its input is never a pass: it makes the verdict UNKNOWN, unless something failed outright,
-// which makes it NOT READY whatever else could not run.
+// which makes it NOT READY whatever else could not run. An interrupted run is UNKNOWN whatever it
+// found: an incomplete run is never a reason to act.
 #pragma once
 
 #include <string>

@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/sha256.h"
 #include "run_binary.h"
 
 namespace trainrig::test {
@@ -19,6 +21,28 @@ using nlohmann::json;
 std::string nvml(const std::string& machine) {
     return "TRAINRIG_FAKE_NVML=" + std::string(TRAINRIG_SOURCE_DIR) + "/tests/fixtures/nvml/" +
            machine + ".json";
+}
+
+// Validates a fixture machine tree into `out` as if it were `host`, finished at `finished` (an
+// ISO 8601 time, or "" for now): report.json rewritten and its line of SHA256SUMS with it, as
+// validate on that host at that time would have written them.
+void validate_as(const std::string& machine, const fs::path& out, const std::string& host,
+                 const std::string& finished = "",
+                 const std::function<void(json&)>& edit = nullptr) {
+    run_trainrig("validate --root " + fixture(machine) + " --report " + out.string(),
+                 nvml(machine));
+    ASSERT_TRUE(fs::exists(out / "report.json")) << machine;
+    json doc = json::parse(slurp(out / "report.json"));
+    doc["host"] = host;
+    if (!finished.empty()) doc["finished_at"] = finished;
+    if (edit) edit(doc);
+    const std::string text = doc.dump();
+    std::ofstream(out / "report.json") << text;
+    std::string sums = slurp(out / "SHA256SUMS");
+    const size_t at = sums.find("  report.json\n");
+    ASSERT_NE(at, std::string::npos) << sums;
+    sums.replace(at - 64, 64, sha256_hex(text));
+    std::ofstream(out / "SHA256SUMS") << sums;
 }
 
 class FleetCli : public ::testing::Test {
@@ -55,7 +79,7 @@ protected:
 TEST_F(FleetCli, SnapshotsWithDriftAnX8LinkAndATruncatedFile) {
     write_snapshots();
     auto r = run_trainrig("fleet judge --json " + dir_.string());
-    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_EQ(r.rc, 2) << r.err;  // node05 could not be judged: that wins over a node to drain
     const json doc = json::parse(r.out);
     EXPECT_EQ(doc["schema"], "trainrig.fleet");
     auto st = states(doc);
@@ -79,10 +103,8 @@ TEST_F(FleetCli, SnapshotsWithDriftAnX8LinkAndATruncatedFile) {
 TEST_F(FleetCli, ReportDirectoriesOfDifferentMachinesAreShapeFindings) {
     const char* machines[] = {"hgx-8xh100", "hgx-8xh100", "hgx-8xh100", "epyc-4xa100-healthy"};
     for (int i = 0; i < 4; ++i) {
-        const std::string m = machines[i];
         const fs::path out = dir_ / ("r" + std::to_string(i));
-        run_trainrig("validate --root " + fixture(m) + " --report " + out.string(), nvml(m));
-        ASSERT_TRUE(fs::exists(out / "report.json")) << m;
+        validate_as(machines[i], out, i == 3 ? "a100-node01" : "hgx-node0" + std::to_string(i));
     }
     auto r = run_trainrig("fleet judge --json " + dir_.string());
     const json doc = json::parse(r.out);
@@ -95,6 +117,55 @@ TEST_F(FleetCli, ReportDirectoriesOfDifferentMachinesAreShapeFindings) {
         }
     EXPECT_TRUE(gpus) << doc["findings"].dump(1);
     EXPECT_EQ(states(doc)["a100-node01"]["state"], "DRAIN") << doc["nodes"].dump(1);
+}
+
+// Three reports of one host (last week's NOT READY, then two READY ones): one node, judged by
+// the newest, the two older ones set aside and named.
+TEST_F(FleetCli, SeveralReportsOfOneHostAreOneNode) {
+    for (int i = 0; i < 3; ++i)  // a day apart, the first NOT READY
+        validate_as("hgx-8xh100", dir_ / ("r" + std::to_string(i)), "node07",
+                    "2026-12-0" + std::to_string(i + 1) + "T10:00:00Z", [i](json& doc) {
+                        if (i == 0) doc["verdict"] = "NOT READY";
+                    });
+    auto r = run_trainrig("fleet judge --json " + dir_.string());
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    const json doc = json::parse(r.out);
+    ASSERT_EQ(doc["nodes"].size(), 1u) << r.out;
+    EXPECT_EQ(doc["nodes"][0]["state"], "READY") << doc["nodes"][0];
+    EXPECT_EQ(doc["nodes"][0]["source"], (dir_ / "r2" / "report.json").string());
+    ASSERT_EQ(doc["set_aside"].size(), 2u);
+    for (const auto& a : doc["set_aside"])
+        EXPECT_EQ(a["kept"], (dir_ / "r2" / "report.json").string()) << a;
+    r = run_trainrig("fleet judge " + dir_.string());
+    EXPECT_NE(r.out.find("(1 node)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("set aside: node07 " + (dir_ / "r0" / "report.json").string()),
+              std::string::npos)
+        << r.out;
+}
+
+// A report edited after validate wrote it (a NOT READY turned READY by hand) is not judged: the
+// node is UNKNOWN, "report changed since written", and `trainrig report` says so too.
+TEST_F(FleetCli, AChangedReportIsUnknownNeverReady) {
+    const std::string m = "article-box";
+    const fs::path out = dir_ / "r";
+    run_trainrig("validate --root " + fixture(m) + " --report " + out.string(), nvml(m));
+    json doc = json::parse(slurp(out / "report.json"));
+    ASSERT_EQ(doc["verdict"], "NOT READY");
+    doc["verdict"] = "READY";
+    doc["items"] = json::array();
+    std::ofstream(out / "report.json") << doc.dump();
+    auto r = run_trainrig("fleet judge --json " + dir_.string());
+    EXPECT_EQ(r.rc, 2) << r.out << r.err;
+    const json judged = json::parse(r.out);
+    ASSERT_EQ(judged["nodes"].size(), 1u);
+    EXPECT_EQ(judged["nodes"][0]["state"], "UNKNOWN");
+    EXPECT_NE(judged["nodes"][0]["reasons"][0].get<std::string>().find(
+                  "report changed since written: report.json changed"),
+              std::string::npos)
+        << judged["nodes"][0];
+    r = run_trainrig("report " + out.string());
+    EXPECT_NE(r.err.find("report changed since written: report.json changed"), std::string::npos)
+        << r.err;
 }
 
 // A pairs file: node02 slow with each of its partners, every other pair at full speed.
@@ -126,7 +197,7 @@ TEST_F(FleetCli, OutWritesTheFleetReportBesideWhatTheFolderHolds) {
     const std::string pairs = pairs_file(dir_.string() + "-pairs.json");
     auto r = run_trainrig("fleet judge --json " + dir_.string() + " --pairs " + pairs + " --out " +
                           out.string());
-    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_EQ(r.rc, 2) << r.err;
     for (const char* f : {"fleet-report.json", "fleet-report.md", "fleet-report.html"})
         EXPECT_TRUE(fs::is_regular_file(out / f)) << f;
     EXPECT_EQ(slurp(out / "notes.txt"), "the operator's notes");
@@ -160,7 +231,7 @@ TEST_F(FleetCli, OutWritesTheFleetReportBesideWhatTheFolderHolds) {
               std::string::npos);
     // Judged again into the same folder, the three files are replaced and nothing else moves.
     r = run_trainrig("fleet judge " + dir_.string() + " --out " + out.string());
-    EXPECT_EQ(r.rc, 1) << r.err;
+    EXPECT_EQ(r.rc, 2) << r.err;
     EXPECT_NE(r.out.find("report: " + (out / "fleet-report.html").string()), std::string::npos);
     EXPECT_FALSE(json::parse(slurp(out / "fleet-report.json")).contains("pairs"));
     EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 4);

@@ -391,6 +391,54 @@ TEST(ValidateLive, QuickOnThisMachine) {
     fs::remove_all(dir);
 }
 
+// Ctrl-C at every point of the training stage (TRAINRIG_TRAIN_CTRL_C_AT: before the first of
+// quick's 4 steps, after each, and once the run is done but not yet reported): the report is
+// incomplete and UNKNOWN, nothing measured is judged, and neither the Slurm health check, the
+// node-problem-detector plugin nor fleet judge acts on it.
+TEST(ValidateLive, CtrlCAnywhereInTheTrainingStageIsNeverAReasonToAct) {
+    const fs::path dir =
+        fs::temp_directory_path() / ("validate-ctrlc-" + std::to_string(::getpid()));
+    for (int step = 0; step <= 4; ++step) {
+        SCOPED_TRACE("Ctrl-C after step " + std::to_string(step));
+        fs::remove_all(dir);
+        auto r = run_trainrig(
+            "validate --level quick --skip topology,host-bench,data-path,watch "
+            "--report " +
+                dir.string(),
+            "TRAINRIG_TRAIN_CTRL_C_AT=" + std::to_string(step));
+        ASSERT_EQ(r.rc, 128 + SIGINT) << r.out << r.err;
+        const auto doc = json::parse(slurp(dir / "report.json"));
+        EXPECT_EQ(doc["incomplete"], true);
+        EXPECT_EQ(doc["verdict"], "UNKNOWN") << doc["verdict_line"];
+        EXPECT_EQ(doc["verdict_line"].get<std::string>().rfind("INCOMPLETE, UNKNOWN", 0), 0u)
+            << doc["verdict_line"];
+        for (const auto& s : doc["stages"]) {
+            if (s["name"] == "training") {
+                EXPECT_EQ(s["state"], "interrupted") << s;
+            }
+        }
+        for (const auto& i : doc["items"]) EXPECT_NE(i["stage"], "training") << i;
+        for (const auto& rec : doc["bench"]["results"]) {
+            EXPECT_EQ(rec["partial"], true) << rec;
+            EXPECT_EQ(rec["status"], "incomplete") << rec;
+        }
+        EXPECT_EQ(schema_violations(dir / "report.json"), "");
+
+        auto slurm = run_trainrig("slurm healthcheck --dry-run --node " + std::string("node07") +
+                                  " --report " + dir.string());
+        EXPECT_EQ(slurm.out.find("bench.train"), std::string::npos) << slurm.out;
+        EXPECT_EQ(slurm.err.find("bench.train"), std::string::npos) << slurm.err;
+        auto npd = run_trainrig("npd --report " + dir.string());
+        EXPECT_EQ(npd.out.find("bench.train"), std::string::npos) << npd.out;
+        auto fleet = run_trainrig("fleet judge --json " + dir.string());
+        EXPECT_NE(fleet.rc, 1) << fleet.out << fleet.err;
+        const auto judged = json::parse(fleet.out);
+        ASSERT_EQ(judged["nodes"].size(), 1u) << fleet.out;
+        EXPECT_EQ(judged["nodes"][0]["state"], "UNKNOWN") << judged["nodes"][0];
+    }
+    fs::remove_all(dir);
+}
+
 // Without --shards the loader reads tokens generated for it in the temp directory (or
 // --data-dir), removed when the stage ends: nothing is left behind.
 TEST(ValidateCli, TheDataPathOnGeneratedTokensLeavesNothingBehind) {

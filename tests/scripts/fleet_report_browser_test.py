@@ -146,7 +146,8 @@ class FleetReportInBrowser(unittest.TestCase):
         return json.loads(m.group(1).replace("&quot;", '"'))
 
     def test_judged_and_written(self):
-        self.assertEqual(self.judged.returncode, 1, self.judged.stderr)
+        # 2: the truncated report's node could not be judged, which wins over the drain list.
+        self.assertEqual(self.judged.returncode, 2, self.judged.stderr)
         self.assertLess(self.seconds, 10, "fleet judge --out of 1,000 nodes")
         self.assertIn("FLEET: 995 READY, 3 to drain, 1 drifted, 1 unknown (1000 nodes)",
                       self.judged.stdout)

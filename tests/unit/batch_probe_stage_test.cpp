@@ -154,7 +154,7 @@ TEST(BatchProbeStage, TheStageStateAndItemsFollowTheAnswer) {
         EXPECT_EQ(hung, "batch-probe");
         EXPECT_TRUE(has(s.reason, "hung")) << s.reason;
         ASSERT_EQ(items.size(), 1u);
-        EXPECT_TRUE(has(items[0].action, "gpu.xid"));
+        EXPECT_TRUE(has(items[0].action, "kmsg.xid"));
     }
 }
 

@@ -125,6 +125,29 @@ TEST(BenchVerdict, InfoWithoutAnExpectation) {
     EXPECT_EQ(judge(with_samples({1}, 0.0), Thresholds{}), Verdict::kInfo);  // not positive
 }
 
+TEST(BenchVerdict, APartialRecordIsNeverJudged) {
+    // A training run stopped after one step: its loss did not fall and its figure is far off,
+    // but it was cut short, so it is evidence, not a failure.
+    BenchRecord r = with_samples({10}, 100.0, false);
+    r.partial = true;
+    EXPECT_EQ(judge(r, Thresholds{}), Verdict::kIncomplete);
+    EXPECT_STREQ(verdict_name(judge(r, Thresholds{})), "incomplete");
+    r.samples.clear();
+    EXPECT_EQ(judge(r, Thresholds{}), Verdict::kIncomplete);
+    BenchRun run;
+    run.records = {r};
+    EXPECT_EQ(run.exit_code(), 0);
+    const auto doc = bench_document(run);
+    EXPECT_EQ(doc["results"][0]["status"], "incomplete");
+    EXPECT_EQ(doc["results"][0]["partial"], true);
+    EXPECT_EQ(doc["summary"]["incomplete"], 1);
+    EXPECT_EQ(doc["summary"]["fail"], 0);
+    // And it reads back as partial (validate's stage child, a --baseline document).
+    auto back = record_from_json(doc["results"][0]);
+    ASSERT_TRUE(back.ok());
+    EXPECT_TRUE(back->partial);
+}
+
 TEST(BenchVerdict, FailWhenTheDataCheckFailedWhateverTheRatio) {
     EXPECT_EQ(judge(with_samples({200}, 100.0, false), Thresholds{}), Verdict::kFail);
     EXPECT_EQ(judge(with_samples({200}, std::nullopt, false), Thresholds{}), Verdict::kFail);
@@ -188,7 +211,7 @@ TEST(BenchRecordJson, GoldenRecordWithAnExpectation) {
         R"({"bench":"storage","counted":{"bytes":15000000000},"cv":0.2,"expected":5000000000.0,)"
         R"("expected_floor":false,"expected_source":"the test","max":6000000000.0,"median":5000000000.0,)"
         R"("min":4000000000.0,"name":"seq-read","no_expectation":null,)"
-        R"("params":{"block_bytes":1048576,"queue_depth":8},)"
+        R"("params":{"block_bytes":1048576,"queue_depth":8},"partial":false,)"
         R"("ratio":1.0,"samples":[6000000000.0,4000000000.0,5000000000.0],"status":"pass",)"
         R"("target":{"device":"nvme0n1","kind":"nvme"},"unit":"bytes/s","verified":true,)"
         R"("verify_detail":"all blocks ok"})";
@@ -205,7 +228,7 @@ TEST(BenchRecordJson, GoldenRecordWithoutExpectationOrCheck) {
         R"({"bench":"tokenizer","counted":{},"cv":0.0,"expected":null,"expected_floor":false,)"
         R"("expected_source":null,)"
         R"("max":2.5,"median":2.5,"min":2.5,"name":"tokens","no_expectation":null,"params":{},)"
-        R"("ratio":null,"samples":[2.5],"status":"info","target":{},"unit":"tokens/s",)"
+        R"("partial":false,"ratio":null,"samples":[2.5],"status":"info","target":{},"unit":"tokens/s",)"
         R"("verified":null,"verify_detail":""})";
     EXPECT_EQ(record_json(r, Thresholds{}).dump(), golden);
     r.no_expectation = "no hardware reference for this measurement";
@@ -304,7 +327,13 @@ TEST(BenchDocument, SchemaSummaryNotesAndExitCode) {
     EXPECT_EQ(doc.at("results")[1], record_json(run.records[1], run.thresholds));
     EXPECT_EQ(
         doc.at("summary"),
-        (json{{"pass", 1}, {"warn", 1}, {"fail", 1}, {"info", 2}, {"skipped", 1}, {"errors", 0}}));
+        (json{{"pass", 1},
+                    {"warn", 1},
+                    {"fail", 1},
+                    {"info", 2},
+                    {"incomplete", 0},
+                    {"skipped", 1},
+                    {"errors", 0}}));
     EXPECT_EQ(doc.at("skipped"), (json::array({{{"bench", "gemm"}, {"reason", "no GPU here"}}})));
     EXPECT_EQ(doc.at("errors"), json::array());
     EXPECT_EQ(doc.at("exit_code"), 1);
@@ -448,10 +477,15 @@ TEST(BenchBaseline, MediansOfEveryRecordWithSamples) {
     empty.name = "random-read";
     empty.samples.clear();
     old.records.push_back(empty);
+    BenchRecord cut = seq_read();
+    cut.name = "cut-short";
+    cut.partial = true;
+    old.records.push_back(cut);
     auto b = parse_baseline(bench_document(old).dump(), "old.json");
     ASSERT_TRUE(b.ok()) << b.status().message();
     EXPECT_EQ(b->path, "old.json");
-    ASSERT_EQ(b->medians.size(), 1u);  // nothing to expect from a record without samples
+    // Nothing to expect from a record without samples, or from one a stop request cut short.
+    ASSERT_EQ(b->medians.size(), 1u);
     EXPECT_EQ(b->medians.at(record_key(seq_read())), 5e9);
 }
 

@@ -115,8 +115,13 @@ TEST(FleetJudge, OwnFailuresDrainAndUnreadableNodesAreUnknown) {
     EXPECT_EQ(verdict_of(r, nodes[1].name).state, NodeState::kDrain);
     EXPECT_EQ(verdict_of(r, nodes[1].name).reasons, std::vector<std::string>{"gpu.pcie-link"});
     EXPECT_EQ(verdict_of(r, nodes[2].name).state, NodeState::kUnknown);
-    EXPECT_EQ(r.exit_code(), 1);  // a node to drain outranks one that could not be judged
+    // A node that could not be judged outranks one to drain: the fleet was not judged whole.
+    EXPECT_EQ(r.exit_code(), 2);
+    EXPECT_EQ(r.count(NodeState::kDrain), 1u);
+    nodes[2] = healthy_node(2, seed);
+    EXPECT_EQ(judge_fleet(nodes).exit_code(), 1);
     nodes[1] = healthy_node(1, seed);
+    nodes[2].problem = "not a JSON document (truncated?)";
     EXPECT_EQ(judge_fleet(nodes).exit_code(), 2);
     const auto doc = fleet_json(judge_fleet(nodes));
     EXPECT_EQ(doc["schema"], "trainrig.fleet");
@@ -150,6 +155,75 @@ TEST_F(FleetFiles, TruncatedAndForeignFilesAreNamedUnknownNeverDropped) {
     const auto missing = load_node((dir_ / "node99").string());
     EXPECT_EQ(missing.verdict, "UNKNOWN");
     EXPECT_FALSE(missing.problem.empty());
+}
+
+}  // namespace
+}  // namespace trainrig::fleet
+
+namespace trainrig::fleet {
+namespace {
+
+// A report of an interrupted validate or one changed since it was written: UNKNOWN with the
+// reason, never drained on its own failures, and out of the fleet's medians (its slow figures
+// would otherwise drain nobody and move nothing, but only because they are left out).
+TEST(FleetJudge, ReportsNotToActOnAreUnknownAndOutOfTheStatistics) {
+    uint64_t seed = 9;
+    auto nodes = healthy_fleet(6, seed);
+    nodes[1].verdict = "NOT READY";
+    nodes[1].failed = {"bench.train.tokens"};
+    nodes[1].incomplete = true;
+    nodes[1].doubt = "its validate was interrupted";
+    nodes[2].doubt = "report changed since written: report.json changed";
+    nodes[2].shape["gpus"] = "7 x NVIDIA H100 80GB HBM3";
+    for (auto& m : nodes[2].measurements) m.value *= 0.5;
+    const auto r = judge_fleet(nodes);
+    EXPECT_EQ(verdict_of(r, nodes[1].name).state, NodeState::kUnknown);
+    EXPECT_EQ(verdict_of(r, nodes[1].name).reasons,
+              std::vector<std::string>{"its validate was interrupted"});
+    EXPECT_EQ(verdict_of(r, nodes[2].name).state, NodeState::kUnknown);
+    EXPECT_EQ(r.count(NodeState::kDrain), 0u);
+    EXPECT_TRUE(r.findings.empty()) << r.findings.front().id;
+    EXPECT_EQ(r.exit_code(), 2);
+}
+
+// Three reports of one host are one node: the newest that finished whole is its state, the
+// others are set aside and named.
+TEST(FleetJudge, OneStatePerHostTheNewestWholeReport) {
+    uint64_t seed = 11;
+    auto nodes = healthy_fleet(4, seed);
+    NodeInput old_bad = nodes[0], newest_cut = nodes[0];
+    nodes[0].written = 2000;
+    nodes[0].source = "b/report.json";
+    old_bad.written = 1000;
+    old_bad.source = "a/report.json";
+    old_bad.verdict = "NOT READY";
+    newest_cut.written = 3000;
+    newest_cut.source = "c/report.json";
+    newest_cut.incomplete = true;
+    newest_cut.doubt = "its validate was interrupted";
+    nodes.push_back(old_bad);
+    nodes.push_back(newest_cut);
+    const auto aside = keep_newest_per_host(nodes);
+    ASSERT_EQ(nodes.size(), 4u);
+    ASSERT_EQ(aside.size(), 2u);
+    for (const auto& a : aside) {
+        EXPECT_EQ(a.name, "node000");
+        EXPECT_EQ(a.kept, "b/report.json");
+    }
+    auto r = judge_fleet(nodes);
+    EXPECT_EQ(verdict_of(r, "node000").state, NodeState::kReady);
+    EXPECT_EQ(r.exit_code(), 0);
+    r.set_aside = aside;
+    EXPECT_EQ(fleet_json(r)["set_aside"].size(), 2u);
+    EXPECT_NE(render_fleet_text(r, false).find("set aside: node000 a/report.json"),
+              std::string::npos)
+        << render_fleet_text(r, false);
+    // Unreadable files name no host: all kept.
+    std::vector<NodeInput> broken(2);
+    broken[0].name = broken[1].name = "report";
+    broken[0].problem = broken[1].problem = "truncated";
+    EXPECT_TRUE(keep_newest_per_host(broken).empty());
+    EXPECT_EQ(broken.size(), 2u);
 }
 
 }  // namespace

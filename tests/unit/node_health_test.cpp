@@ -1,7 +1,8 @@
 // The scheduler health checks: reading the latest validate report, judging a machine tree, and
 // the one line a scheduler shows (health/node_health.h).
-#include <gtest/gtest.h>
+#include "health/node_health.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -9,7 +10,6 @@
 #include "core/utc_time.h"
 #include "health/budget_alarm.h"
 #include "health/cached_report.h"
-#include "health/node_health.h"
 #include "temp_dir_test.h"
 
 namespace trainrig::health {
@@ -20,12 +20,13 @@ namespace fs = std::filesystem;
 const fs::path kMachines = fs::path(TRAINRIG_SOURCE_DIR) / "tests/fixtures/machines";
 
 void write_report(const fs::path& dir, const std::string& host, const std::string& finished,
-                  const std::string& items, const std::string& schema = "trainrig.validate") {
+                  const std::string& items, const std::string& schema = "trainrig.validate",
+                  bool incomplete = false) {
     fs::create_directories(dir);
     std::ofstream(dir / "report.json")
         << R"({"schema": ")" << schema << R"(", "host": ")" << host
-        << R"(", "verdict": "NOT READY", "finished_at": ")" << finished
-        << R"(", "items": )" << items << "}";
+        << R"(", "verdict": "NOT READY", "finished_at": ")" << finished << R"(", "incomplete": )"
+        << (incomplete ? "true" : "false") << R"(, "items": )" << items << "}";
 }
 
 const char* kBenchFail =
@@ -97,6 +98,23 @@ TEST_F(CachedReportTest, TakesTheNewestReportsFailedMeasurementsOnly) {
     EXPECT_EQ(read_cached_report((dir_ / "b" / "report.json").string())->failed.size(), 1u);
 }
 
+TEST_F(CachedReportTest, AnInterruptedReportIsNeverAReasonToAct) {
+    // A report of validate as 1824ef2 wrote it when Ctrl-C stopped the training stage: failures
+    // invented from a run stopped after one step, in a report marked incomplete.
+    write_report(dir_ / "cut", "node01", "2026-12-02T10:00:00Z", kBenchFail, "trainrig.validate",
+                 true);
+    auto cut = read_cached_report((dir_ / "cut").string());
+    ASSERT_TRUE(cut.ok()) << cut.status().message();
+    EXPECT_TRUE(cut->incomplete);
+    EXPECT_TRUE(cut->failed.empty());
+    // In a folder, a report that finished whole wins over a newer interrupted one.
+    write_report(dir_ / "whole", "node01", "2026-12-01T10:00:00Z", "[]");
+    auto r = read_cached_report(dir_.string());
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->path, (dir_ / "whole" / "report.json").string());
+    EXPECT_FALSE(r->incomplete);
+}
+
 TEST_F(CachedReportTest, NoneForeignOrCutShortIsSaid) {
     EXPECT_EQ(read_cached_report((dir_ / "absent").string()).status().code(), Errc::kNotFound);
     EXPECT_EQ(read_cached_report(dir_.string()).status().code(), Errc::kNotFound);
@@ -158,6 +176,19 @@ TEST_F(CheckHealthTest, ARecentReportsFailedBenchmarkMakesItUnhealthy) {
     EXPECT_EQ(r->failures[0].id, "bench.gemm.bf16");
     ASSERT_EQ(r->notes.size(), 1u);
     EXPECT_NE(r->notes[0].find("NOT READY"), std::string::npos);
+}
+
+TEST_F(CheckHealthTest, AnInterruptedReportDrainsNothing) {
+    auto o = tree("epyc-4xa100-healthy");
+    write_report(dir_ / "r", "a100-node01", "2026-12-02T10:00:00Z", kBenchFail, "trainrig.validate",
+                 true);
+    o.report = dir_.string();
+    auto r = check_health(o);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->health, Health::kHealthy);
+    EXPECT_TRUE(r->failures.empty());
+    ASSERT_EQ(r->notes.size(), 1u);
+    EXPECT_NE(r->notes[0].find("interrupted"), std::string::npos) << r->notes[0];
 }
 
 TEST_F(CheckHealthTest, AStaleReportIsNotUsed) {

@@ -72,6 +72,12 @@ TEST(ValidateVerdict, TheLineSaysWhatTheVerdictCovers) {
     const auto cut = judge(ran, {}, Scope::kGpu, true);
     EXPECT_EQ(cut.verdict, Verdict::kUnknown);
     EXPECT_EQ(cut.line, "INCOMPLETE, UNKNOWN");
+    // Interrupted after a failure: still UNKNOWN, with the failure counted, never NOT READY (a
+    // health check drains on that).
+    const auto cut_fail = judge(ran, {item(Level::kFail)}, Scope::kGpu, true);
+    EXPECT_EQ(cut_fail.verdict, Verdict::kUnknown);
+    EXPECT_EQ(cut_fail.line, "INCOMPLETE, UNKNOWN: 1 failed");
+    EXPECT_EQ(verdict_exit_code(cut_fail.verdict), 2);
 }
 
 TEST(Sha256, KnownDigests) {  // FIPS 180-2 examples
@@ -241,6 +247,41 @@ TEST(ReportDiff, ItemsVerdictAndMeasurementsAgainstTheOldReport) {
     ASSERT_EQ(back.slower.size(), 1u);
     EXPECT_EQ(back.slower[0].devices, "GPU 2");
     EXPECT_TRUE(back.worse());
+    // Said as it is: mixed, never "(better)" followed by a plain "worse than before".
+    const auto mixed = render_diff_text(back, false);
+    EXPECT_NE(mixed.find("NOT READY -> READY WITH WARNINGS (better)"), std::string::npos) << mixed;
+    EXPECT_NE(mixed.find("\nmixed: the verdict is better, but 1 item appeared, 1 measurement "
+                         "slower\n"),
+              std::string::npos)
+        << mixed;
+    EXPECT_EQ(mixed.find("worse than before"), std::string::npos) << mixed;
+    EXPECT_NE(text.find("\nworse than before: the verdict, 2 items appeared, 1 measurement "
+                        "slower\n"),
+              std::string::npos)
+        << text;
+    // Both reports of one host here: no host line.
+    EXPECT_EQ(text.find("hosts:"), std::string::npos) << text;
+    EXPECT_EQ(diff_json(d)["same_host"], true);
+}
+
+TEST(ReportDiff, TwoHostsAreSaidAndCutShortMeasurementsAreNotCompared) {
+    auto old_report = report_with("READY", nlohmann::json::array(), {{0, 1000e12}});
+    auto new_report = report_with("READY", nlohmann::json::array(), {{0, 100e12}});
+    old_report["host"] = "node07";
+    new_report["host"] = "node08";
+    // The new GEMM was stopped part way: 10 % of the old is no slowdown to report.
+    new_report["bench"]["results"][0]["partial"] = true;
+    const auto d = diff_reports(old_report, new_report, bench::Thresholds{});
+    EXPECT_FALSE(d.worse());
+    EXPECT_EQ(d.cut_short, 1u);
+    EXPECT_EQ(d.compared, 0u);
+    const auto text = render_diff_text(d, false);
+    EXPECT_EQ(text.rfind("hosts: node07 -> node08 (two machines compared", 0), 0u) << text;
+    EXPECT_NE(text.find("1 cut short by a stop request"), std::string::npos) << text;
+    const auto doc = diff_json(d);
+    EXPECT_EQ(doc["old_host"], "node07");
+    EXPECT_EQ(doc["new_host"], "node08");
+    EXPECT_EQ(doc["same_host"], false);
 }
 
 TEST(ReportDiff, LoadReportNamesWhatIsWrong) {

@@ -16,6 +16,7 @@ namespace trainrig {
 struct GlobalOptions {
     bool no_color = false;
     std::vector<std::string> args;  // argv after the program name, as typed
+    std::string command;            // the words of the command parsed: "doctor", "tune show"
 
     // Whether an option was typed on the command line (not taken from its environment twin).
     bool typed(std::string_view option) const {
@@ -34,7 +35,13 @@ public:
     virtual const char* summary() const = 0;
     // Declares options and help footer on the command's CLI11 app. Called once.
     virtual void declare(CLI::App& app) = 0;
-    // Runs after a successful parse; returns the process exit code (0, 1 or 2).
+    // After a successful parse: checks what the parser cannot (names, combinations, the files
+    // the user named exist and read as what they should be), as run() would, without reading
+    // the machine or writing anything; 0, or the exit code after one sentence on stderr. It is
+    // all TRAINRIG_PARSE_ONLY=1 runs (docs/cli.md), so a line it passes fails a run only on
+    // what the machine says. What it loads, run() may use.
+    virtual int check(const GlobalOptions&) { return 0; }
+    // Runs after check(); returns the process exit code (0, 1 or 2).
     virtual int run(const GlobalOptions& global) = 0;
 };
 

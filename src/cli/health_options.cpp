@@ -27,10 +27,10 @@ void declare_health_options(CLI::App& app, health::HealthOptions& options, doubl
                    "measurements count as problems until a newer report passes")
         ->envname("TRAINRIG_REPORTS")
         ->default_str(kDefaultReportsDir)
+        ->check(existing_input())  // a path given must exist; only the default may be absent
         ->type_name("PATH");
     app.add_option_function<double>(
-           "--max-report-age",
-           [&options](double days) { options.max_report_age = days * 86400.0; },
+           "--max-report-age", [&options](double days) { options.max_report_age = days * 86400.0; },
            "A report older than this is not used (default 7)")
         ->check(CLI::Range(0.0, 3650.0))
         ->type_name("DAYS");

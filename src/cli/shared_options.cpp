@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 
 #include "commands/print_error.h"
 #include "core/atomic_file.h"
@@ -19,6 +20,7 @@ void declare_root_option(CLI::App& app, std::filesystem::path& root) {
                    "Read the machine under DIR instead of / (a copy of /proc, /sys, "
                    "/etc and /dev/kmsg, as in tests/fixtures/machines)")
         ->envname("TRAINRIG_ROOT")
+        ->check(existing_input())
         ->type_name("DIR");
 }
 
@@ -37,20 +39,35 @@ void declare_root_options(CLI::App& app, CollectOptions& opts) {
         ->type_name("SECONDS");
 }
 
+void declare_env_file_option(CLI::App& app, CollectOptions& opts) {
+    app.add_option("--env-file", opts.env_file,
+                   "Judge the NCCL/torch variables in FILE (KEY=VALUE lines) instead of this "
+                   "process's environment")
+        ->check(existing_input())
+        ->type_name("FILE");
+}
+
 void declare_machine_options(CLI::App& app, CollectOptions& opts) {
     declare_root_options(app, opts);
     app.add_option("--data-dir", opts.data_dir,
                    "Check the storage behind the folder training data is read from")
         ->envname("TRAINRIG_DATA_DIR")
         ->type_name("PATH");
-    app.add_option("--env-file", opts.env_file,
-                   "Judge the NCCL/torch variables in FILE (KEY=VALUE lines) instead of this "
-                   "process's environment")
-        ->type_name("FILE");
+    declare_env_file_option(app, opts);
     app.add_flag("--import-torch", opts.torch_import,
                  "Start python3 and import torch to ask whether it can use CUDA and how many GPUs "
                  "it sees (a second or more); without it, PyTorch's version, CUDA build and NCCL "
                  "are read from its installed metadata");
+}
+
+CLI::Validator existing_input() {
+    return CLI::Validator(
+        [](std::string& value) {
+            std::error_code ec;
+            if (value.empty() || std::filesystem::exists(value, ec)) return std::string();
+            return fmt::format("no such file or folder: {}", value);
+        },
+        "", "existing input");
 }
 
 void declare_expect_gpus(CLI::App& app, int& expect_gpus) {
@@ -82,9 +99,11 @@ void declare_data_path_inputs(CLI::App& app, std::string& tokenizer,
     app.add_option("--tokenizer", tokenizer, "tokenizer: preset name or file");
     app.add_option("--input", inputs, "tokenizer: text files, one document per line")
         ->expected(1, -1)
-        ->check(CLI::ExistingFile);
+        ->check(CLI::ExistingFile)
+        ->type_name("FILE");
     app.add_option("--shards", shards, "loader: Megatron prefixes or llm.c shards")
-        ->expected(1, -1);
+        ->expected(1, -1)
+        ->type_name("PREFIX");
 }
 
 void declare_gpu_selection(CLI::App& app, std::vector<int>& gpus) {

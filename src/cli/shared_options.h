@@ -13,6 +13,7 @@
 namespace CLI {
 class App;
 class Option;
+class Validator;
 }  // namespace CLI
 
 namespace trainrig {
@@ -26,8 +27,15 @@ struct OutputOptions {
 void declare_root_option(CLI::App& app, std::filesystem::path& root);
 // --root, --timeout: where the machine is read from.
 void declare_root_options(CLI::App& app, CollectOptions& opts);
-// Those, plus --data-dir and --env-file: what doctor and collect judge.
+// Those, plus --data-dir, --env-file and --import-torch: what doctor and collect judge.
 void declare_machine_options(CLI::App& app, CollectOptions& opts);
+// --env-file alone: the NCCL/torch variables judged (tune reads them; it has no storage or
+// PyTorch import to judge).
+void declare_env_file_option(CLI::App& app, CollectOptions& opts);
+// The check of an input path the user names (a file or folder to read): it must exist, or the
+// line is refused with "--snapshot: no such file or folder: PATH" before anything runs. Only a
+// default may be absent. Outputs (-o, --report, --ckpt-dir ...) do not take it.
+CLI::Validator existing_input();
 void declare_output_options(CLI::App& app, OutputOptions& opts);
 // --expect-gpus (and TRAINRIG_EXPECT_GPUS): the GPUs the machine should have; -1 when not given.
 void declare_expect_gpus(CLI::App& app, int& expect_gpus);

@@ -4,9 +4,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <csignal>
-
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 
 #include "bench/baseline.h"
@@ -20,6 +19,9 @@
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "core/cancel_signals.h"
+#include "core/gpu_selection.h"
+#include "data/loader/token_corpus.h"
+#include "data/tokenizer/open_tokenizer.h"
 
 namespace trainrig {
 namespace {
@@ -73,7 +75,8 @@ public:
                          "Warn at or above this fraction, fail below (default 0.75)");
         run_->add_option("--baseline", baseline_,
                          "A trainrig.bench JSON whose medians become the expected values")
-            ->check(CLI::ExistingFile);
+            ->check(CLI::ExistingFile)
+            ->type_name("FILE");
 
         auto* host = run_->add_option_group("host", "cpu-mem and storage");
         host->add_option("--threads", o_.threads,
@@ -85,8 +88,11 @@ public:
                          "least 256M, at most an eighth of the memory for all three)")
             ->transform(CLI::AsSizeValue(false))
             ->envname("TRAINRIG_BENCH_ARRAY_BYTES");
+        // No TRAINRIG_DATA_DIR: that twin names a folder of the machine doctor judges (inside
+        // --root's tree), this one a folder of this host's own disk (docs/cli.md).
         host->add_option("--data-dir", o_.data_dir, "storage: a directory on the disk to measure")
-            ->check(CLI::ExistingDirectory);
+            ->check(CLI::ExistingDirectory)
+            ->type_name("DIR");
         host->add_option("--file-size", o_.file_bytes,
                          "storage: test file size, e.g. 8G (default 4G, --quick 1G)")
             ->transform(CLI::AsSizeValue(false))
@@ -117,7 +123,7 @@ public:
         data->add_option("--window", o_.window, "loader: tokens per window (default 1024)")
             ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24));
         data->add_option("--steps", o_.steps, "loader: batches per timed run (default 200)")
-            ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+            ->check(CLI::Range(uint64_t{1}, uint64_t{100000000}));
         auto* train = run_->add_option_group("train", "the reference GPT-2 training run");
         train->add_option("--train-backend", o_.train_backend, "train: cpu (default) or cuda")
             ->check(CLI::IsMember({"cpu", "cuda"}));
@@ -131,40 +137,60 @@ public:
             ->envname("TRAINRIG_BENCH_TRAIN_BATCH");
     }
 
-    int run(const GlobalOptions&) override {
-        auto benchmarks = bench::make_benchmarks();
-        bench::BenchContext ctx;
-        ctx.options = o_;
-        if (list_->parsed()) return list(benchmarks, ctx);
-
+    int check(const GlobalOptions& global) override {
+        if (list_->parsed()) return 0;
+        const char* command = global.command.c_str();
         if (auto s = bench::validate_thresholds(thresholds_); !s.ok())
-            return print_error("bench", s);
-        std::vector<bench::Benchmark*> chosen;
+            return print_error(command, s);
+        const auto benchmarks = bench::make_benchmarks();
         for (const auto& n : names_) {
-            bool found = false;
-            for (const auto& b : benchmarks) {
-                if (n == "all" || n == b->id()) {
-                    if (std::find(chosen.begin(), chosen.end(), b.get()) == chosen.end())
-                        chosen.push_back(b.get());
-                    found = true;
-                }
-            }
+            bool found = n == "all";
+            for (const auto& b : benchmarks) found = found || n == b->id();
             if (!found) {
                 std::string known;
                 for (const auto& b : benchmarks)
                     known += std::string(known.empty() ? "" : ", ") + b->id();
-                return print_error("bench", {Errc::kInvalidInput,
+                return print_error(command, {Errc::kInvalidInput,
                                              fmt::format("no benchmark named `{}`; there are {} "
                                                          "(or all)",
                                                          n, known)});
             }
         }
-        std::optional<bench::Baseline> baseline;
+        if (o_.tokenizer.empty() != o_.inputs.empty())
+            return print_error(command, {Errc::kInvalidInput,
+                                         "--tokenizer and --input go together: the tokenizer "
+                                         "benchmark encodes the --input text with --tokenizer"});
+        if (!o_.tokenizer.empty())
+            if (auto s = data::check_tokenizer_spec(o_.tokenizer); !s.ok())
+                return print_error(command, s);
+        if (!o_.shards.empty())
+            if (auto corpus = data::TokenCorpus::open(o_.shards); !corpus.ok())
+                return print_error(
+                    command, {corpus.status().code(), "--shards: " + corpus.status().message()});
         if (!baseline_.empty()) {
             auto b = bench::load_baseline(baseline_);
-            if (!b) return print_error("bench", b.status());
-            baseline = std::move(b).value();
+            if (!b) return print_error(command, b.status());
+            baseline_read_ = std::move(b).value();
         }
+        return 0;
+    }
+
+    int run(const GlobalOptions&) override {
+        auto benchmarks = bench::make_benchmarks();
+        bench::BenchContext ctx;
+        ctx.options = o_;
+        if (list_->parsed()) return list(benchmarks, ctx);
+        std::vector<bench::Benchmark*> chosen;
+        for (const auto& n : names_)
+            for (const auto& b : benchmarks)
+                if ((n == "all" || n == b->id()) &&
+                    std::find(chosen.begin(), chosen.end(), b.get()) == chosen.end())
+                    chosen.push_back(b.get());
+        // --gpus names GPUs this machine shows, whether or not a GPU benchmark was asked for.
+        if (!o_.gpus.empty())
+            if (auto s = check_gpu_selection(o_.gpus, bench::gpu_devices().size()); !s.ok())
+                return print_error("bench run", s);
+        const std::optional<bench::Baseline>& baseline = baseline_read_;
 
         const CancelSignals signals;
         ctx.cancel = &CancelSignals::flag();
@@ -190,7 +216,8 @@ public:
                 std::fprintf(stderr, "trainrig bench: %s: %s.\n", b.id(), s.message().c_str());
         };
         const bool finished = bench::run_benchmarks(chosen, ctx, result, hooks);
-        if (!finished && !keep_partial_) return print_error("bench", bench::interrupted_status());
+        if (!finished && !keep_partial_)
+            return print_error("bench run", bench::interrupted_status());
         if (baseline) bench::apply_baseline(result.records, *baseline);
 
         const int code = finished ? result.exit_code() : 128 + CancelSignals::received();
@@ -198,7 +225,7 @@ public:
         if (!finished) doc["interrupted"] = true;
         const std::string text = json_ ? json_result(std::move(doc), "bench run", code)
                                        : bench::render_bench_text(result, verbose_);
-        return emit_result("bench", output_, text, code);
+        return emit_result("bench run", output_, text, code);
     }
 
 private:
@@ -227,7 +254,7 @@ private:
                                     value.is_string() ? value.get<std::string>() : value.dump());
         }
         const std::string out = json_ ? json_result(std::move(doc), "bench list", 0) : text;
-        return emit_result("bench", output_, out, 0);
+        return emit_result("bench list", output_, out, 0);
     }
 
     CLI::App* list_ = nullptr;
@@ -236,6 +263,7 @@ private:
     bench::BenchOptions o_;
     bench::Thresholds thresholds_;
     std::string baseline_;
+    std::optional<bench::Baseline> baseline_read_;  // --baseline, read by check()
     OutputOptions output_;
     bool json_ = false, verbose_ = false, keep_partial_ = false;
 };

@@ -15,6 +15,7 @@
 #include "core/cancel_signals.h"
 #include "core/text.h"
 #include "core/version.h"
+#include "data/shards/llmc_format.h"
 #include "data/shards/shard_check.h"
 #include "data/tokenize/tokenize_pipeline.h"
 #include "data/tokenize/tokenize_report.h"
@@ -36,7 +37,8 @@ public:
         tokenize_->add_option("--input", t_.inputs, "JSONL (.gz/.zst too) or text files")
             ->required()
             ->expected(1, -1)
-            ->check(CLI::ExistingFile);
+            ->check(CLI::ExistingFile)
+            ->type_name("FILE");
         tokenize_
             ->add_option("--input-format", input_format_,
                          "jsonl (default), lines (one document per line) or text (one "
@@ -45,7 +47,7 @@ public:
         tokenize_
             ->add_option("--key", key_,
                          "JSON field holding the text, as a dotted path (default: text)")
-            ->type_name("PATH");
+            ->type_name("KEY");
         tokenize_->add_option("--template", template_,
                               "Join several fields: \"{instruction}\\n{input}\\n{output}\"");
         tokenize_
@@ -75,7 +77,7 @@ public:
         tokenize_
             ->add_option("--batch-bytes", t_.batch_bytes,
                          "Input bytes per batch handed to a worker (default 1 MiB)")
-            ->check(CLI::Range(size_t{4096}, size_t{1} << 30));
+            ->check(CLI::Range(size_t{4096}, size_t{1} << 30).description("4 KiB to 1 GiB"));
         tokenize_
             ->add_option("--on-error", on_error_,
                          "fail (default: stop, write nothing) or skip (count and report)")
@@ -98,7 +100,8 @@ public:
         verify_ = app.add_subcommand("verify", "Structural checks and token range");
         for (auto* sub : {inspect_, verify_}) {
             sub->add_option("prefix", prefix_, "Megatron PREFIX, or llm.c shard/prefix")
-                ->required();
+                ->required()
+                ->type_name("PREFIX");
             sub->add_option("--tokenizer", tokenizer_spec_,
                             "Tokenizer (default: the one recorded in PREFIX.meta.json)");
             declare_output_options(*sub, output_);
@@ -119,6 +122,35 @@ public:
         verify_->add_option("--vocab-size", vocab_size_, "Token ids must be below this");
     }
 
+    int check(const GlobalOptions& global) override {
+        command_ = global.command;
+        if (!tokenizer_spec_.empty())
+            if (auto s = data::check_tokenizer_spec(tokenizer_spec_); !s.ok()) return fail(s);
+        if (!tokenize_->parsed()) {
+            // A Megatron PREFIX (PREFIX.idx, PREFIX.bin), an llm.c shard or its prefix.
+            std::error_code ec;
+            namespace fs = std::filesystem;
+            if (!fs::exists(prefix_ + ".idx", ec) && !fs::exists(prefix_ + ".bin", ec) &&
+                !fs::is_regular_file(prefix_, ec) && data::llmc_shard_paths(prefix_).empty())
+                return fail({Errc::kNotFound,
+                             fmt::format("found no token data at {} (neither {}.idx, {}.bin nor "
+                                         "llm.c shards)",
+                                         prefix_, prefix_, prefix_),
+                             "`trainrig data tokenize --output-prefix` writes it"});
+            return 0;
+        }
+        if (!key_.empty() && !template_.empty())
+            return fail({Errc::kInvalidInput, "--key and --template exclude each other"});
+        if (!template_.empty()) {
+            auto tmpl = data::TextTemplate::parse(template_);
+            if (!tmpl) return fail(tmpl.status());
+            t_.text = std::move(tmpl).value();
+        } else if (!key_.empty()) {
+            t_.text = data::TextTemplate::single_key(key_);
+        }
+        return 0;
+    }
+
     int run(const GlobalOptions&) override {
         if (tokenize_->parsed()) return run_tokenize();
         if (inspect_->parsed()) return run_inspect();
@@ -126,24 +158,17 @@ public:
     }
 
 private:
+    // Errors name the subcommand: "trainrig data tokenize: ...".
+    int fail(const Status& s) const { return print_error(command_.c_str(), s); }
+
     int run_tokenize() {
-        if (!key_.empty() && !template_.empty())
-            return print_error(
-                "data", Status{Errc::kInvalidInput, "--key and --template exclude each other"});
-        if (!template_.empty()) {
-            auto tmpl = data::TextTemplate::parse(template_);
-            if (!tmpl) return print_error("data", tmpl.status());
-            t_.text = std::move(tmpl).value();
-        } else if (!key_.empty()) {
-            t_.text = data::TextTemplate::single_key(key_);
-        }
         t_.format = input_format_ == "lines"  ? data::InputFormat::kLines
                     : input_format_ == "text" ? data::InputFormat::kText
                                               : data::InputFormat::kJsonl;
         t_.on_error = on_error_ == "skip" ? data::OnError::kSkip : data::OnError::kFail;
         t_.workers = workers_ > 0 ? workers_ : std::max(1u, std::thread::hardware_concurrency());
         auto tokenizer = data::open_tokenizer(tokenizer_spec_);
-        if (!tokenizer) return print_error("data", tokenizer.status());
+        if (!tokenizer) return fail(tokenizer.status());
         const data::Tokenizer& tok = **tokenizer;
 
         // `--output-prefix tok/train` as the README writes it: the folder is made, as `mkdir -p`
@@ -151,14 +176,12 @@ private:
         if (const auto dir = std::filesystem::path(output_prefix_).parent_path(); !dir.empty()) {
             std::error_code ec;
             std::filesystem::create_directories(dir, ec);
-            if (ec)
-                return print_error(
-                    "data", errno_status(ec.value(), "create the output folder", dir.string()));
+            if (ec) return fail(errno_status(ec.value(), "create the output folder", dir.string()));
         }
         auto writer = format_ == "llmc"
                           ? data::make_llmc_writer(output_prefix_, tok.vocab_size(), shard_tokens_)
                           : data::make_megatron_writer(output_prefix_, tok.vocab_size());
-        if (!writer) return print_error("data", writer.status());
+        if (!writer) return fail(writer.status());
 
         // SIGINT/SIGTERM stop the run (and a commit that has not started renaming) cleanly,
         // leaving the previous output as it was; the handlers stay until the files are in place.
@@ -169,26 +192,26 @@ private:
             if (show_progress) std::fprintf(stderr, "\r%s\x1b[K", data::progress_line(s).c_str());
         });
         if (show_progress) std::fprintf(stderr, "\r\x1b[K");
-        if (!stats) return print_error("data", stats.status());
+        if (!stats) return fail(stats.status());
         if (stats->documents == 0)
-            return print_error("data",
-                               Status{Errc::kInvalidInput,
-                                      fmt::format("found no documents in {} (nothing written)",
-                                                  join(t_.inputs, ", "))});
+            return fail(Status{
+                Errc::kInvalidInput,
+                fmt::format("found no documents in {} (nothing written)", join(t_.inputs, ", "))});
         data::TokenizeRun run{tokenizer_spec_, &tok, &t_, format_, (*writer)->dtype(), {}, *stats};
         auto files = (*writer)->commit(&CancelSignals::flag());
-        if (!files) return print_error("data", files.status());
+        if (!files) return fail(files.status());
         run.files = *files;
         if (auto s = write_file_atomic(output_prefix_ + ".meta.json",
                                        data::meta_json(run).dump(2) + "\n");
             !s.ok())
-            return print_error("data", s);
+            return fail(s);
         std::vector<std::string> warnings;
         if (format_ == "llmc" && !t_.append_eod)
             warnings.push_back(
                 "llm.c shards mark documents only by the end-of-text token, and --append-eod "
                 "was not given: the documents run into each other");
-        for (const auto& w : warnings) std::fprintf(stderr, "trainrig data: %s.\n", w.c_str());
+        for (const auto& w : warnings)
+            std::fprintf(stderr, "trainrig %s: %s.\n", command_.c_str(), w.c_str());
         std::string text;
         if (json_) {
             auto doc = data::tokenize_json(run);
@@ -210,9 +233,9 @@ private:
 
     int run_inspect() {
         auto tok = tokenizer_for(prefix_);
-        if (!tok) return print_error("data", tok.status());
+        if (!tok) return fail(tok.status());
         auto summary = data::inspect_shards(prefix_, show_, max_chars_, tok->get());
-        if (!summary) return print_error("data", summary.status());
+        if (!summary) return fail(summary.status());
         return emit(json_ ? json_result(data::summary_json(*summary), "data inspect", 0)
                           : data::render_summary_text(*summary) +
                                 (verbose_ ? file_sizes(summary->files) : ""),
@@ -225,13 +248,13 @@ private:
             vocab = vocab_size_;
         } else if (!tokenizer_spec_.empty()) {
             auto tok = data::open_tokenizer(tokenizer_spec_);
-            if (!tok) return print_error("data", tok.status());
+            if (!tok) return fail(tok.status());
             vocab = (*tok)->vocab_size();
         } else {
             vocab = data::recorded_vocab_size(prefix_);
         }
         auto report = data::verify_shards(prefix_, vocab);
-        if (!report) return print_error("data", report.status());
+        if (!report) return fail(report.status());
         const int code = report->problems.empty() ? 0 : 1;
         std::string text;
         if (json_) {
@@ -271,7 +294,9 @@ private:
         return out;
     }
 
-    int emit(const std::string& text, int code) { return emit_result("data", output_, text, code); }
+    int emit(const std::string& text, int code) {
+        return emit_result(command_.c_str(), output_, text, code);
+    }
 
     CLI::App* tokenize_ = nullptr;
     CLI::App* inspect_ = nullptr;
@@ -284,6 +309,7 @@ private:
     size_t show_ = 3, max_chars_ = 400, vocab_size_ = 0;
     bool json_ = false, no_progress_ = false, verbose_ = false;
     OutputOptions output_;
+    std::string command_ = "data";  // "data tokenize": the words errors name
 };
 
 }  // namespace

@@ -63,12 +63,15 @@ public:
         declare_machine_options(app, collect_);
         app.add_option("--snapshot", snapshot_,
                        "Judge a snapshot written by `trainrig collect` instead of a machine")
+            ->check(existing_input())
             ->type_name("FILE");
         declare_output_options(app, output_);
-        app.add_option("--format", format_, "Output format")
-            ->check(CLI::IsMember({"table", "json", "md"}))
-            ->default_str("table");
+        auto* format = app.add_option("--format", format_, "Output format")
+                           ->check(CLI::IsMember({"table", "json", "md"}))
+                           ->default_str("table");
         declare_json_option(app, json_, "trainrig.doctor; with --list trainrig.doctor.checks");
+        // --json is --format json: given with another --format, one of them would be ignored.
+        app.get_option("--json")->excludes(format);
         declare_verbose_option(app, verbose_, "the evidence and the remedy under each finding");
         app.add_option("--only", selection_.only, "Run only these checks (comma-separated ids)")
             ->delimiter(',')
@@ -81,6 +84,7 @@ public:
         app.add_option("--lock", lock_file_,
                        "Report every version and tuning file that changed since this lock "
                        "(`trainrig tune lock`), as check stack.drift")
+            ->check(existing_input())
             ->type_name("FILE");
         app.add_flag("--list", list_, "List the checks and exit");
         declare_help_footer(
@@ -92,8 +96,8 @@ public:
             checks_footer());
     }
 
-    int run(const GlobalOptions& global) override {
-        if (list_) return list_checks();
+    int check(const GlobalOptions& global) override {
+        if (list_) return 0;
         if (auto s = check_ids(selection_.only, "--only"); !s.ok()) return print_error(name(), s);
         if (auto s = check_ids(selection_.skip, "--skip"); !s.ok()) return print_error(name(), s);
         // With --snapshot the machine options make no sense on the command line; from the
@@ -104,23 +108,33 @@ public:
                                         "--root, --data-dir and --env-file apply when probing a "
                                         "machine, not to --snapshot (pass them to `trainrig "
                                         "collect`)"});
-
-        // Importing torch takes seconds: only when a selected check judges it.
-        collect_.torch = false;
-        for (const char* id : {"stack.torch", "stack.nccl"})
-            if (selected(id, selection_)) collect_.torch = true;
-        std::optional<StackLock> lock;
         if (lock_file_) {
             auto text = read_user_file(*lock_file_, "--lock", 16u << 20);
             if (!text) return print_error(name(), text.status());
             auto parsed = stack_lock_from_text(*text, *lock_file_);
             if (!parsed) return print_error(name(), parsed.status());
-            lock = std::move(parsed).value();
-            if (lock->versions.count("torch") && selected("stack.drift", selection_))
-                collect_.torch = true;
+            lock_ = std::move(parsed).value();
         }
+        if (snapshot_) {
+            auto snap = load_snapshot(*snapshot_);
+            if (!snap) return print_error(name(), snap.status());
+            snapshot_read_ = std::move(snap).value();
+        }
+        return 0;
+    }
+
+    int run(const GlobalOptions& global) override {
+        if (list_) return list_checks();
+        // Importing torch takes seconds: only when a selected check judges it.
+        collect_.torch = false;
+        for (const char* id : {"stack.torch", "stack.nccl"})
+            if (selected(id, selection_)) collect_.torch = true;
+        const std::optional<StackLock>& lock = lock_;
+        if (lock && lock->versions.count("torch") && selected("stack.drift", selection_))
+            collect_.torch = true;
         DoctorReport report;
-        Result<Snapshot> snap = snapshot_ ? load_snapshot(*snapshot_) : collect_snapshot(collect_);
+        Result<Snapshot> snap =
+            snapshot_read_ ? Result<Snapshot>(*snapshot_read_) : collect_snapshot(collect_);
         if (!snap) return print_error(name(), snap.status());
         report.source = snapshot_ ? fmt::format("snapshot {} (root {})", *snapshot_, snap->root)
                                   : (snap->root == "/" ? std::string("live machine")
@@ -184,6 +198,8 @@ private:
     int expect_gpus_ = -1;
     std::optional<std::string> lock_file_;
     Selection selection_;
+    std::optional<StackLock> lock_;          // --lock, read by check()
+    std::optional<Snapshot> snapshot_read_;  // --snapshot, read by check()
 };
 
 }  // namespace

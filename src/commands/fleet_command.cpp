@@ -39,6 +39,7 @@ public:
                          "holding them")
             ->required()
             ->expected(1, -1)
+            ->check(existing_input())
             ->type_name("PATH");
         judge_
             ->add_option("--z", options_.z,
@@ -54,11 +55,13 @@ public:
                          "Bandwidth measured between pairs of nodes (a trainrig.fleet.pairs "
                          "document, docs/formats.md, or `bench run nccl-pairs --json`): a node "
                          "slow with every partner, one of them known good, is drained")
+            ->check(existing_input())
             ->type_name("FILE");
         judge_
             ->add_option("--out", out_,
                          "Write the fleet report into DIR: fleet-report.json, .md and .html "
-                         "(created, or its three files replaced; nothing else in it is touched)")
+                         "(created, or its three files replaced; nothing else in it is touched); "
+                         "-o/--output is the summary, as on every command")
             ->type_name("DIR");
         declare_output_options(*judge_, output_);
         declare_json_option(*judge_, json_, "trainrig.fleet");

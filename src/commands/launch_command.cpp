@@ -61,6 +61,7 @@ public:
         app.add_option("--env-file", env_file_,
                        "NCCL environment to apply (default: /etc/trainrig/nccl.env when it "
                        "exists)")
+            ->check(existing_input())
             ->type_name("FILE");
         app.add_flag("--no-env-file", no_env_file_, "Apply no environment file");
         auto* torchrun = app.add_flag("--torchrun", torchrun_,
@@ -74,6 +75,7 @@ public:
         app.add_option("--root", root_,
                        "Read the machine under DIR instead of / (with --print: nothing runs "
                        "inside a machine tree)")
+            ->check(existing_input())
             ->type_name("DIR");
         declare_output_options(app, output_);
         declare_json_option(app, json_, "trainrig.launch; with --print");

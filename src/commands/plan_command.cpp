@@ -103,9 +103,10 @@ public:
         auto& o = o_;
         app.add_option("--model", o.model, "Built-in model id (see --list)")->type_name("ID");
         app.add_option("--model-config", o.model_config, "A Hugging Face config.json")
+            ->check(existing_input())
             ->type_name("PATH");
         app.add_option("--layers", o.layers, "Transformer layers")->type_name("N");
-        app.add_option("--hidden", o.hidden, "Hidden size")->type_name("N");
+        app.add_option("--hidden,--dim", o.hidden, "Hidden size (train's --dim)")->type_name("N");
         app.add_option("--heads", o.heads, "Attention heads")->type_name("N");
         app.add_option("--kv-heads", o.kv_heads, "Key/value heads (grouped-query attention)")
             ->type_name("N");
@@ -138,6 +139,7 @@ public:
         app.add_option("--price", o.price, "USD per GPU-hour, instead of the catalog's")
             ->type_name("USD");
         app.add_option("--catalog", o.catalogs, "TOML file adding or overriding GPUs and links")
+            ->check(existing_input())
             ->type_name("FILE");
 
         app.add_option("--mode", o.mode, "pretrain, full, lora or qlora")->default_str("full");
@@ -164,7 +166,8 @@ public:
                        "on or off (default on when TP > 1)");
         app.add_option("--tp", o.tp, "Tensor-parallel degree")->default_str("1");
         app.add_option("--pp", o.pp, "Pipeline-parallel degree")->default_str("1");
-        app.add_option("--micro-batch", o.micro_batch, "Sequences per GPU per micro-step")
+        app.add_option("--micro-batch,--batch", o.micro_batch,
+                       "Sequences per GPU per micro-step (train's --batch)")
             ->default_str("1");
         app.add_option("--global-batch", o.global_batch, "Sequences per optimizer step")
             ->type_name("N");
@@ -213,13 +216,33 @@ public:
             "Formulas, sources and the catalog file format: docs/plan.md.");
     }
 
+    int check(const GlobalOptions&) override {
+        if (list_) return 0;
+        auto in = resolve_plan_options(o_);
+        if (!in) return print_error(name(), in.status());
+        inputs_ = std::move(in).value();
+        if (o_.compare || o_.minimum || o_.gpu.empty()) return 0;
+        // One machine: its layout and batch are the user's, and checked as given.
+        const SearchRequest& r = inputs_->search;
+        auto machine = make_machine(inputs_->catalog, r.machine);
+        if (!machine) return print_error(name(), machine.status());
+        JobSpec job = inputs_->job;
+        if (auto s = validate_job(inputs_->model, job, *machine); !s.ok())
+            return print_error(name(), s);
+        if (r.global_batch)
+            if (auto s = fit_global_batch(job, *machine, *r.global_batch); !s.ok())
+                return print_error(name(), s);
+        machine_ = std::move(machine).value();
+        job_ = job;
+        return 0;
+    }
+
     int run(const GlobalOptions& global) override {
         if (list_)
             return emit(
                 json_ ? json_result(catalogs_json(), "plan --list", 0) : catalogs_text(explain_),
                 0);
-        auto in = resolve_plan_options(o_);
-        if (!in) return print_error(name(), in.status());
+        const std::optional<PlanInputs>& in = inputs_;
         SearchRequest r = in->search;
         // --minimum changes what the user left open, and keeps what they fixed.
         r.vary_tp = !global.typed("--tp");
@@ -257,15 +280,7 @@ public:
             }
             plan = std::move(*found);
         } else {
-            auto machine = make_machine(in->catalog, r.machine);
-            if (!machine) return print_error(name(), machine.status());
-            JobSpec job = in->job;
-            if (auto s = validate_job(in->model, job, *machine); !s.ok())
-                return print_error(name(), s);
-            if (r.global_batch)
-                if (auto s = fit_global_batch(job, *machine, *r.global_batch); !s.ok())
-                    return print_error(name(), s);
-            plan = make_plan(in->model, job, *machine, r.zero);
+            plan = make_plan(in->model, *job_, *machine_, r.zero);
         }
         if (!plan) return print_error(name(), plan.status());
         const int code = meets_target(*plan, r.target) ? 0 : 1;
@@ -286,6 +301,9 @@ private:
     int emit(const std::string& text, int code) { return emit_result(name(), output_, text, code); }
 
     PlanOptions o_;
+    std::optional<PlanInputs> inputs_;  // o_ resolved by check()
+    std::optional<Machine> machine_;    // and, for one machine, its machine and job
+    std::optional<JobSpec> job_;
     OutputOptions output_;
     bool json_ = false, explain_ = false, list_ = false;
 };

@@ -27,11 +27,15 @@ public:
     void declare(CLI::App& app) override {
         app.require_subcommand(0, 1);
         app.add_option("dir", render_dir_, "A report directory, or its report.json")
+            ->check(existing_input())
             ->type_name("DIR");
         auto* format = app.add_option_group("format", "What to render (default: the terminal's)");
         format->add_flag("--html", html_, "report.html: the page for a browser");
         format->add_flag("--md", md_, "report.md: for a ticket or a pull request");
         declare_json_option(*format, render_json_, "trainrig.validate: report.json as it is");
+        // doctor's option too: --html, --md and --json are its shorthands.
+        format->add_option("--format", format_, "Output format (table, md, html or json)")
+            ->check(CLI::IsMember({"table", "md", "html", "json"}));
         format->require_option(0, 1);
         declare_output_options(app, render_output_);
         declare_verbose_option(app, render_verbose_, "every item, not only the first ten");
@@ -42,8 +46,12 @@ public:
             "measurements that moved more than bench's tolerance; exit 1 when anything is worse");
         diff_->add_option("old", old_, "The earlier report (directory or report.json)")
             ->required()
+            ->check(existing_input())
             ->type_name("OLD");
-        diff_->add_option("new", new_, "The later report")->required()->type_name("NEW");
+        diff_->add_option("new", new_, "The later report")
+            ->required()
+            ->check(existing_input())
+            ->type_name("NEW");
         declare_ratio_options(*diff_);
         declare_output_options(*diff_, diff_output_);
         declare_json_option(*diff_, diff_json_, "trainrig.report.diff");
@@ -57,6 +65,7 @@ public:
             "and unlisted files");
         verify_->add_option("dir", verify_dir_, "The report directory")
             ->required()
+            ->check(existing_input())
             ->type_name("DIR");
         declare_output_options(*verify_, verify_output_);
         declare_json_option(*verify_, verify_json_, "trainrig.report.verify");
@@ -109,11 +118,11 @@ private:
         if (!report.ok()) return print_error(name(), report.status());
         warn_if_changed(name(), render_dir_);
         std::string text;
-        if (html_)
+        if (html_ || format_ == "html")
             text = validate::render_report_html(*report);
-        else if (md_)
+        else if (md_ || format_ == "md")
             text = validate::render_report_markdown(*report);
-        else if (render_json_)
+        else if (render_json_ || format_ == "json")
             text = report->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         else
             text = validate::render_report_text(*report, render_dir_, render_verbose_);
@@ -169,6 +178,7 @@ private:
 
     std::string render_dir_;
     bool html_ = false, md_ = false, render_json_ = false, render_verbose_ = false;
+    std::string format_ = "table";
     OutputOptions render_output_;
 
     CLI::App* diff_ = nullptr;

@@ -47,14 +47,19 @@ public:
                 ->type_name("X.Y");
             a->add_option("--torch", torch_, "Pin the PyTorch release (2.8); the rest follows")
                 ->type_name("X.Y");
-            a->add_option("--data", data_file_,
+            // --data is a training run's tokens on train: the stack's data has its own name.
+            declare_renamed_option(*a, "--data", "--stack-data",
+                                   "--data is a training run's tokens on train");
+            a->add_option("--stack-data", data_file_,
                           "Judge by this stack data (TOML, the format of src/stack/"
                           "stack_data.toml) instead of the built-in copy")
                 ->envname("TRAINRIG_STACK_DATA")
+                ->check(existing_input())
                 ->type_name("FILE");
             a->add_option("--snapshot", snapshot_,
                           "Read the GPUs (and, for check, the versions) from a snapshot written "
                           "by `trainrig collect` instead of this machine")
+                ->check(existing_input())
                 ->type_name("FILE");
             declare_root_options(*a, collect_);
             declare_output_options(*a, output_);
@@ -95,7 +100,7 @@ public:
             return print_error(command, invalid_input("--root applies when reading a machine, "
                                                       "not to --snapshot"));
         if (data_file_) {
-            auto text = read_user_file(*data_file_, "--data", 4u << 20);
+            auto text = read_user_file(*data_file_, "--stack-data", 4u << 20);
             if (!text) return print_error(command, text.status());
             auto parsed = stack::parse_stack_data(*text, *data_file_);
             if (!parsed) return print_error(command, parsed.status());

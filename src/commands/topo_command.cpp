@@ -24,6 +24,7 @@ public:
     void declare(CLI::App& app) override {
         declare_root_options(app, collect_);  // topo reads no data folder or env file
         app.add_option("--snapshot", snapshot_, "Read a snapshot written by `trainrig collect`")
+            ->check(existing_input())
             ->type_name("FILE");
         declare_output_options(app, output_);
         declare_json_option(app, json_, "trainrig.topo");

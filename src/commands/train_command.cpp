@@ -10,6 +10,7 @@
 #include "commands/commands.h"
 #include "commands/print_error.h"
 #include "core/cancel_signals.h"
+#include "data/loader/token_corpus.h"
 #include "train/batch_probe.h"
 #include "train/batch_probe_render.h"
 #include "train/communicator.h"
@@ -34,28 +35,36 @@ public:
         app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         app.add_option("--data", o_.data, "Training tokens: Megatron prefixes or llm.c shards")
             ->expected(1, -1)
-            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+            ->type_name("PREFIX");
         app.add_option("--val-data", o_.val_data, "Validation tokens, read in order")
             ->expected(1, -1)
-            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+            ->type_name("PREFIX");
         app.add_option("--model", model_,
                        "tiny, gpt2…gpt2-xl, llama-tiny, or a plan catalog model such as "
                        "llama3-8b (default tiny)");
         app.add_option("--init-from", o_.init_from,
                        "Start from a Hugging Face checkpoint (model.safetensors, or a folder "
-                       "with its index) of the --model-config model, to fine-tune it");
+                       "with its index) of the --model-config model, to fine-tune it")
+            ->check(existing_input())
+            ->type_name("PATH");
         app.add_option("--model-config", model_config_,
                        "A Hugging Face config.json (gpt2, llama, mistral, qwen2), read as plan "
-                       "reads it");
+                       "reads it")
+            ->check(existing_input())
+            ->type_name("FILE");
         app.add_option("--layers", layers_, "Custom shape: transformer blocks")
             ->check(CLI::PositiveNumber);
         app.add_option("--heads", heads_, "Custom shape: attention heads")
             ->check(CLI::PositiveNumber);
-        app.add_option("--dim", dim_, "Custom shape: channels")->check(CLI::PositiveNumber);
+        app.add_option("--dim,--hidden", dim_, "Custom shape: channels (plan's --hidden)")
+            ->check(CLI::PositiveNumber);
         app.add_option("--vocab", vocab_, "Vocabulary size (default 50257, GPT-2's)")
             ->check(CLI::Range(2, 1 << 24));
         app.add_option("--seq", o_.seq, "Sequence length T (default 1024)");
-        app.add_option("--batch", o_.batch, "Sequences per rank per micro-step B (default 4)");
+        app.add_option("--batch,--micro-batch", o_.batch,
+                       "Sequences per rank per micro-step B (default 4; plan's --micro-batch)");
         app.add_option("--grad-accum", o_.grad_accum, "Micro-steps per update (default 1)");
         app.add_option("--steps", o_.steps,
                        "Total optimizer steps, counting those before a resume");
@@ -75,7 +84,7 @@ public:
             ->check(CLI::IsMember({"cpu", "cuda"}));
         app.add_option("--threads", threads_, "CPU backend threads (default: all cores)")
             ->check(CLI::Range(1, 4096));
-        app.add_option("--ckpt-dir", o_.ckpt_dir, "Checkpoint directory");
+        app.add_option("--ckpt-dir", o_.ckpt_dir, "Checkpoint directory")->type_name("DIR");
         app.add_option("--ckpt-every", o_.ckpt_every,
                        "Save every N steps (default: at the end only)");
         app.add_option("--keep", o_.keep, "Checkpoints kept (default 2)");
@@ -113,8 +122,27 @@ public:
             "run.");
     }
 
-    int run(const GlobalOptions&) override {
+    int check(const GlobalOptions&) override {
         if (Status s = resolve_model(); !s.ok()) return print_error("train", s);
+        if (find_batch_) {
+            if (mem_limit_opt_->count() > 0 && mem_limit_ == 0)
+                return print_error("train", invalid_input("--mem-limit must be more than 0"));
+            if (Status s = train::validate_probe(probe_options()); !s.ok())
+                return print_error("train", s);
+            return 0;
+        }
+        if (Status s = train::validate_options(o_); !s.ok()) return print_error("train", s);
+        for (const auto* data : {&o_.data, &o_.val_data})
+            if (!data->empty())
+                if (auto corpus = data::TokenCorpus::open(*data); !corpus.ok())
+                    return print_error(
+                        "train", {corpus.status().code(),
+                                  fmt::format("{}: {}", data == &o_.data ? "--data" : "--val-data",
+                                              corpus.status().message())});
+        return 0;
+    }
+
+    int run(const GlobalOptions&) override {
         if (find_batch_) return run_find_batch();
         if (threads_ > 0) omp_set_num_threads(threads_);
         auto comm = train::make_communicator();
@@ -198,9 +226,7 @@ private:
         });
     }
 
-    // The probe runs alone (no MPI, no NCCL): one process, one device.
-    int run_find_batch() {
-        if (threads_ > 0) omp_set_num_threads(threads_);
+    train::ProbeOptions probe_options() const {
         train::ProbeOptions p;
         p.trial.model = o_.model;
         p.trial.seq = o_.seq;
@@ -211,9 +237,13 @@ private:
         p.mem_limit = mem_limit_;
         p.headroom = headroom_pct_ / 100;
         p.max_batch = max_batch_;
-        if (mem_limit_opt_->count() > 0 && mem_limit_ == 0)
-            return print_error("train", invalid_input("--mem-limit must be more than 0"));
-        if (Status s = train::validate_probe(p); !s.ok()) return print_error("train", s);
+        return p;
+    }
+
+    // The probe runs alone (no MPI, no NCCL): one process, one device.
+    int run_find_batch() {
+        if (threads_ > 0) omp_set_num_threads(threads_);
+        train::ProbeOptions p = probe_options();
         train::LocalCommunicator alone;
         train::DeviceRun device;
         if (o_.backend != "cpu") {

@@ -46,12 +46,15 @@ public:
         lock_ = app.add_subcommand("lock",
                                    "Record the versions and tuning files this machine "
                                    "trains with, for `trainrig doctor --lock`");
-        declare_machine_options(*lock_, collect_);
+        declare_root_options(*lock_, collect_);
         declare_output_options(*lock_, output_);
         app.require_subcommand(1);
         apply_->add_flag("--dry-run", dry_run_,
                          "Show what would be changed and backed up; change "
                          "nothing");
+        apply_->add_flag("-y,--yes", yes_,
+                         "Apply without asking (scripts; without it, apply shows the changes "
+                         "and asks on a terminal, and refuses anywhere else)");
         rollback_->add_option("id", backup_id_, "Backup to restore (default: the latest applied)");
         rollback_->add_flag("--force", force_,
                             "Restore files edited since apply too (the edits are kept in the "
@@ -61,7 +64,8 @@ public:
             declare_output_options(*sub, output_);
         }
         for (auto* sub : {show_, diff_, apply_}) {
-            declare_machine_options(*sub, collect_);
+            declare_root_options(*sub, collect_);
+            declare_env_file_option(*sub, collect_);
             declare_output_options(*sub, output_);
             sub->add_option("--only", only_,
                             "Only these profiles (sysctl, limits, nccl, cpu, numa)")
@@ -70,6 +74,7 @@ public:
             sub->add_option("--overrides", overrides_,
                             "TOML file with your own values "
                             "(docs/tuning.md)")
+                ->check(existing_input())
                 ->type_name("FILE");
             sub->add_flag("--multi-node", multi_node_,
                           "The job spans machines: name NCCL's socket interface when there is no "
@@ -98,7 +103,9 @@ public:
                             {"trainrig tune diff --only sysctl,nccl --multi-node",
                              "trainrig tune diff --overrides site.toml   # docs/tuning.md"});
         declare_help_footer(*apply_, {"trainrig tune apply --dry-run -v",
-                                      "sudo trainrig tune apply --only sysctl,limits"});
+                                      "sudo trainrig tune apply --only sysctl,limits   # shows "
+                                      "the changes and asks",
+                                      "sudo trainrig tune apply --yes   # from a script"});
         declare_help_footer(*rollback_, {"sudo trainrig tune rollback",
                                          "sudo trainrig tune rollback 20261130T063129Z -v"});
         declare_help_footer(*status_,
@@ -107,32 +114,40 @@ public:
                                      "doctor --lock stack.lock"});
     }
 
-    int run(const GlobalOptions&) override {
+    int check(const GlobalOptions& global) override {
+        if (rollback_->parsed() || status_->parsed() || lock_->parsed()) return 0;
+        const char* command = global.command.c_str();
+        if (auto s = tune::check_profile_names(only_); !s.ok()) return print_error(command, s);
+        request_.only = {only_.begin(), only_.end()};
+        request_.multi_node = multi_node_;
+        if (overrides_) {
+            auto text = read_user_file(*overrides_, "--overrides", 1u << 20);
+            if (!text) return print_error(command, text.status());
+            auto parsed = tune::parse_overrides(*text, *overrides_);
+            if (!parsed) return print_error(command, parsed.status());
+            request_.overrides = *parsed;
+            request_.overrides_file = *overrides_;
+        }
+        return 0;
+    }
+
+    int run(const GlobalOptions& global) override {
+        command_ = global.command;
         const RootFs rootfs(collect_.root);
         if (rollback_->parsed() || status_->parsed()) return run_restore(rootfs);
         if (lock_->parsed()) return run_lock(rootfs);
-        tune::TuneRequest request;
-        request.only = {only_.begin(), only_.end()};
-        request.multi_node = multi_node_;
-        if (overrides_) {
-            auto text = read_user_file(*overrides_, "--overrides", 1u << 20);
-            if (!text) return print_error(name(), text.status());
-            auto parsed = tune::parse_overrides(*text, *overrides_);
-            if (!parsed) return print_error(name(), parsed.status());
-            request.overrides = *parsed;
-            request.overrides_file = *overrides_;
-        }
+        tune::TuneRequest& request = request_;
         collect_.torch = request.wants("nccl");  // renames depend on the PyTorch version
         auto snap = collect_snapshot(collect_);
-        if (!snap) return print_error(name(), snap.status());
+        if (!snap) return print_error(command_.c_str(), snap.status());
         const auto live =
             tune::read_live_state(rootfs, tune::sysctl_keys_of_interest(request.overrides));
         if (!live.unreadable.empty())
-            return print_error(name(), {Errc::kIo, live.unreadable.front(),
-                                        "tune compares and replaces whole files; fix its "
-                                        "permissions or remove it"});
+            return print_error(command_.c_str(), {Errc::kIo, live.unreadable.front(),
+                                                  "tune compares and replaces whole files; fix its "
+                                                  "permissions or remove it"});
         auto profile = tune::build_profile(*snap, live, request);
-        if (!profile) return print_error(name(), profile.status());
+        if (!profile) return print_error(command_.c_str(), profile.status());
         if (apply_->parsed()) return run_apply(rootfs, *profile);
         std::string text;
         if (json_)
@@ -141,7 +156,7 @@ public:
         else
             text = diff_->parsed() ? tune::render_diff(*profile, verbose_)
                                    : tune::render_show(*profile, verbose_);
-        return emit_result(name(), output_, text, 0);
+        return emit_result(command_.c_str(), output_, text, 0);
     }
 
 private:
@@ -156,12 +171,27 @@ private:
                 changes, "",
                 "tune apply would make these changes (--dry-run: none made):\n" + text);
         if (rootfs.is_live() && ::geteuid() != 0)
-            return print_error(name(), {Errc::kPermission,
-                                        "tune apply changes /etc, /proc/sys and /sys: run it as "
-                                        "root",
-                                        "`trainrig tune apply --dry-run` shows the changes"});
+            return print_error(command_.c_str(),
+                               {Errc::kPermission,
+                                "tune apply changes /etc, /proc/sys and /sys: run it as "
+                                "root",
+                                "`trainrig tune apply --dry-run` shows the changes"});
+        if (!yes_) {
+            if (::isatty(STDIN_FILENO) != 1)
+                return print_error(command_.c_str(),
+                                   {Errc::kInvalidInput,
+                                    fmt::format("tune apply would make {} change(s) and there "
+                                                "is no terminal to ask on",
+                                                changes.size()),
+                                    "pass --yes to apply them from a script (`trainrig tune "
+                                    "apply --dry-run` shows them)"});
+            if (!confirmed(profile, text, changes.size())) {
+                std::fputs("Nothing changed.\n", stderr);
+                return 1;
+            }
+        }
         auto report = tune::apply_changes(changes, rootfs, tune::backup_id_now());
-        if (!report) return print_error(name(), report.status());
+        if (!report) return print_error(command_.c_str(), report.status());
         const std::string& id = report->backup_id;
         return emit_apply(changes, id,
                           fmt::format("Applied {} change(s); backup {}/{} (`trainrig tune "
@@ -188,6 +218,23 @@ private:
             "tune apply", 0));
     }
 
+    // On a terminal: the changes and the files' diff, then "Apply these N change(s)? [y/N]";
+    // only y or yes goes on.
+    static bool confirmed(const tune::Profile& profile, const std::string& changes, size_t n) {
+        std::fprintf(stderr,
+                     "tune apply would make these changes:\n%s\n%s\nApply these %zu "
+                     "change(s)? [y/N] ",
+                     changes.c_str(), tune::render_diff(profile).c_str(), n);
+        std::fflush(stderr);
+        std::string answer;
+        for (int c = std::getchar(); c != EOF && c != '\n'; c = std::getchar())
+            answer += static_cast<char>(c);
+        while (!answer.empty() && (answer.back() == ' ' || answer.back() == '\r'))
+            answer.pop_back();
+        return answer == "y" || answer == "Y" || answer == "yes" || answer == "YES" ||
+               answer == "Yes";
+    }
+
     // One line per change; the per-CPU-policy governor writes as one line.
     static std::string describe(const std::vector<tune::Change>& changes) {
         std::string text;
@@ -207,7 +254,7 @@ private:
 
     int run_lock(const RootFs& rootfs) {
         auto snap = collect_snapshot(collect_);
-        if (!snap) return print_error(name(), snap.status());
+        if (!snap) return print_error(command_.c_str(), snap.status());
         StackLock lock;
         lock.created = snap->collected_at;
         lock.host = snap->host.hostname.is_known() ? snap->host.hostname.value() : "";
@@ -215,7 +262,7 @@ private:
         for (const char* path : {tune::kSysctlFile, tune::kLimitsFile, tune::kNcclFile}) {
             auto text = rootfs.read(path);
             if (!text && text.status().code() != Errc::kNotFound)
-                return print_error(name(), text.status());
+                return print_error(command_.c_str(), text.status());
             lock.profile[path] = text.ok() ? std::optional<std::string>(*text) : std::nullopt;
         }
         if (verbose_)
@@ -228,11 +275,12 @@ private:
     int run_restore(const RootFs& rootfs) {
         if (rollback_->parsed()) {
             if (rootfs.is_live() && ::geteuid() != 0)
-                return print_error(name(), {Errc::kPermission,
-                                            "tune rollback changes /etc, /proc/sys and /sys: run "
-                                            "it as root"});
+                return print_error(command_.c_str(),
+                                   {Errc::kPermission,
+                                    "tune rollback changes /etc, /proc/sys and /sys: run "
+                                    "it as root"});
             auto r = tune::rollback(rootfs, backup_id_, force_);
-            if (!r) return print_error(name(), r.status());
+            if (!r) return print_error(command_.c_str(), r.status());
             if (json_)
                 return emit(json_result(
                     {{"schema", "trainrig.tune.rollback"},
@@ -258,7 +306,7 @@ private:
             return emit(text);
         }
         auto r = tune::tune_status(rootfs);
-        if (!r) return print_error(name(), r.status());
+        if (!r) return print_error(command_.c_str(), r.status());
         const int code = r->drift.empty() && !r->interrupted ? 0 : 1;
         if (json_)
             return emit(json_result({{"schema", "trainrig.tune.status"},
@@ -284,7 +332,7 @@ private:
     }
 
     int emit(const std::string& text, int code = 0) {
-        return emit_result(name(), output_, text, code);
+        return emit_result(command_.c_str(), output_, text, code);
     }
 
     CLI::App* show_ = nullptr;
@@ -293,11 +341,13 @@ private:
     CLI::App* rollback_ = nullptr;
     CLI::App* status_ = nullptr;
     CLI::App* lock_ = nullptr;
-    bool dry_run_ = false, force_ = false;
+    bool dry_run_ = false, force_ = false, yes_ = false;
     std::optional<std::string> backup_id_;
     CollectOptions collect_;
     OutputOptions output_;
     std::vector<std::string> only_;
+    tune::TuneRequest request_;  // --only and --overrides, checked by check()
+    std::string command_;        // "tune show": the words errors name
     std::optional<std::string> overrides_;
     bool multi_node_ = false, json_ = false, verbose_ = false;
 };

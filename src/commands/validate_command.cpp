@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 
 #include "cli/shared_options.h"
@@ -60,21 +60,23 @@ public:
                         "Each rank validates its own node; rank 0 gathers the reports over MPI, "
                         "judges them as a fleet (as `fleet judge`) and writes the fleet report; "
                         "every rank exits with the fleet's code");
-        fleet->add_option("--fleet-report", fleet_report_,
-                          "The fleet report directory rank 0 writes (default "
-                          "trainrig-fleet-report-UTCTIME); it must not exist yet")
+        fleet
+            ->add_option("--fleet-report", fleet_report_,
+                         "The fleet report directory rank 0 writes (default "
+                         "trainrig-fleet-report-UTCTIME); it must not exist yet")
             ->type_name("DIR");
-        fleet->add_option("--fleet-wait", fleet_wait_,
-                          "How long rank 0 waits for the other nodes once its own validation is "
-                          "done (default: twice its own time + 120 s); a node that has not "
-                          "reported by then is UNKNOWN")
+        fleet
+            ->add_option("--fleet-wait", fleet_wait_,
+                         "How long rank 0 waits for the other nodes once its own validation is "
+                         "done (default: twice its own time + 120 s); a node that has not "
+                         "reported by then is UNKNOWN")
             ->check(CLI::Range(0.0, 86400.0))
             ->type_name("SECONDS");
         declare_machine_options(app, options_.collect);
         declare_gpu_selection(app, options_.gpus);
         app.add_option("--skip", options_.skip,
                        "Leave out stages (doctor, topology, host-bench, gpu-bench, data-path, "
-                       "training, watch), doctor checks or areas, or benchmarks")
+                       "training, batch-probe, watch), doctor checks or areas, or benchmarks")
             ->delimiter(',')
             ->type_name("NAME,...");
         declare_expect_gpus(app, options_.expect_gpus);
@@ -88,6 +90,7 @@ public:
                        "Expect each measurement's median in this earlier report (a directory or "
                        "its report.json: this machine before, or a golden node) instead of the "
                        "hardware's figure; below bench's tolerance of it is a finding")
+            ->check(existing_input())
             ->type_name("REPORT");
         auto* data = app.add_option_group(
             "data path", "the data-path stage (default: the loader on generated tokens)");
@@ -104,17 +107,17 @@ public:
                   "mpirun -npernode 1 --hostfile hosts trainrig validate --fleet --no-report"});
     }
 
-    int run(const GlobalOptions& global) override {
+    int check(const GlobalOptions&) override {
         auto level = validate::level_from_name(level_);
         if (!level.ok()) return print_error(name(), level.status());
         options_.level = *level;
-        if (auto s = validate::check_skip(options_.skip); !s.ok()) return print_error(name(), s);
-        if (options_.tokenizer.empty() != options_.inputs.empty())
-            return print_error(name(), {Errc::kInvalidInput,
-                                        "--tokenizer and --input go together: the tokenizer "
-                                        "benchmark encodes the --input text with --tokenizer"});
+        if (auto s = validate::check_options(options_); !s.ok()) return print_error(name(), s);
         if (no_report_ && report_)
             return print_error(name(), {Errc::kInvalidInput, "--report and --no-report together"});
+        return 0;
+    }
+
+    int run(const GlobalOptions& global) override {
         std::unique_ptr<train::Communicator> comm;
         if (fleet_) {
             auto c = join_fleet();
@@ -136,11 +139,10 @@ public:
                 result->report, name(), validate::verdict_exit_code(result->outcome.verdict));
             if (!no_report_) {
                 dir = report_ ? *report_
-                              : fresh_dir_name(
-                                    "trainrig-report-" +
-                                    (result->report["host"].is_string()
-                                         ? result->report["host"].get<std::string>()
-                                         : std::string("unknown")));
+                              : fresh_dir_name("trainrig-report-" +
+                                               (result->report["host"].is_string()
+                                                    ? result->report["host"].get<std::string>()
+                                                    : std::string("unknown")));
                 auto all = files;
                 all["report.md"] = validate::render_report_markdown(result->report);
                 all["report.html"] = validate::render_report_html(result->report);
@@ -150,15 +152,16 @@ public:
         if (fleet_) {
             const Status& error = !result.ok() ? result.status() : written;
             if (!error.ok()) print_error(name(), error);
-            const double own = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                             started).count();
+            const double own =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
             return run_fleet(*comm, validate::encode_node_payload(files, error.message()), own);
         }
         if (!result.ok()) return print_error(name(), result.status());
         if (!written.ok()) return print_error(name(), written);
         const int code = validate::verdict_exit_code(result->outcome.verdict);
-        const std::string text = json_ ? files["report.json"]
-                                       : validate::render_report_text(result->report, dir, verbose_);
+        const std::string text = json_
+                                     ? files["report.json"]
+                                     : validate::render_report_text(result->report, dir, verbose_);
         return emit_result(name(), output_, text, code);
     }
 
@@ -184,10 +187,9 @@ private:
     // ends with the fleet's exit code, so that mpirun's and srun's is the fleet's verdict.
     int run_fleet(train::Communicator& comm, const std::string& payload, double own_seconds) {
         const double wait = fleet_wait_ >= 0 ? fleet_wait_ : 2 * own_seconds + 120;
-        auto payloads = comm.gather(
-            payload, 0,
-            std::chrono::steady_clock::now() +
-                std::chrono::milliseconds(static_cast<long>(wait * 1000)));
+        auto payloads = comm.gather(payload, 0,
+                                    std::chrono::steady_clock::now() +
+                                        std::chrono::milliseconds(static_cast<long>(wait * 1000)));
         if (!payloads) {
             print_error(name(), payloads.status());
             comm.abort(2);
@@ -198,8 +200,8 @@ private:
             return code;
         }
         code = judge_gathered(*payloads, wait);
-        const bool all_reported =
-            std::all_of(payloads->begin(), payloads->end(), [](const auto& p) { return p.has_value(); });
+        const bool all_reported = std::all_of(payloads->begin(), payloads->end(),
+                                              [](const auto& p) { return p.has_value(); });
         if (!all_reported) comm.abort(code);  // the missing ranks would wait in a collective
         if (auto s = comm.broadcast(&code, sizeof code, 0); !s.ok()) print_error(name(), s);
         return code;
@@ -207,8 +209,8 @@ private:
 
     int judge_gathered(const std::vector<std::optional<std::string>>& payloads, double wait) {
         std::error_code ec;
-        const auto staging = std::filesystem::temp_directory_path(ec) /
-                             fmt::format("trainrig-fleet-{}", ::getpid());
+        const auto staging =
+            std::filesystem::temp_directory_path(ec) / fmt::format("trainrig-fleet-{}", ::getpid());
         std::filesystem::remove_all(staging, ec);
         auto gathered = validate::read_gathered(payloads, wait, staging.string());
         std::filesystem::remove_all(staging, ec);

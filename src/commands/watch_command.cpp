@@ -175,11 +175,13 @@ public:
         app.add_flag("--no-kernel-log", no_kmsg_, "Do not follow the kernel log");
         app.add_option("--rules", rules_path_,
                        "Alert rules and actions (TOML, docs/watch.md); SIGHUP reads it again")
+            ->check(existing_input())
             ->type_name("FILE");
         app.add_option("--root", options_.root,
                        "Read the machine under DIR: the kernel log is DIR/dev/kmsg, a file "
                        "followed as it grows")
             ->envname("TRAINRIG_ROOT")
+            ->check(existing_input())
             ->type_name("DIR");
         app.add_option("--db", db_,
                        "Keep every tick and alert in this SQLite file (for `watch report`); the "
@@ -195,6 +197,7 @@ public:
                                      "utilization spread, skew, throttling, alerts");
         report_->add_option("--db", db_, "The history watch --db wrote")
             ->required()
+            ->check(existing_input())
             ->type_name("FILE");
         report_->add_option("--since", since_, "How far back (72h, 7d, 90m)")
             ->capture_default_str();

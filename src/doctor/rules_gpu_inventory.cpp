@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
 #include "core/text.h"
 #include "doctor/gpus.h"
+#include "doctor/kmsg_events.h"
 #include "doctor/nvml_gpus.h"
 #include "doctor/rule.h"
 
@@ -20,6 +22,23 @@ std::optional<std::string> count_skip(const Snapshot& s, const RuleOptions& o) {
     if (driver_unreachable(s) && (!no_gpu_reason(s) || (o.expect_gpus && *o.expect_gpus > 0)))
         return std::nullopt;
     return nvml_skip_reason(s);
+}
+
+// The PCI functions the kernel log says fell off the bus (Xid 79, or the driver's plain line),
+// as "0000:41:00": a lost GPU whose bus id NVML cannot read any more is one of these.
+std::set<std::string> fallen_off_bus(const Snapshot& s) {
+    std::set<std::string> out;
+    if (!s.kernel_log.is_known()) return out;
+    auto slot = [](std::string a) {
+        std::transform(a.begin(), a.end(), a.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        return a.substr(0, a.find('.'));  // "0000:41:00.0" -> "0000:41:00"; no dot: as it is
+    };
+    for (const auto& r : s.kernel_log.value().records) {
+        if (auto x = parse_xid(r.message); x && x->code == 79) out.insert(slot(x->gpu));
+        if (auto a = parse_fallen_off_bus(r.message)) out.insert(slot(*a));
+    }
+    return out;
 }
 
 void check_count(const Snapshot& s, const RuleOptions& o, Finding& f) {
@@ -68,19 +87,39 @@ void check_count(const Snapshot& s, const RuleOptions& o, Finding& f) {
     if (s.pci_devices.is_known()) {
         const auto on_bus = select_gpus(s).gpus;
         f.data["pci"] = on_bus.size();
-        std::vector<std::string> missing;
-        for (const auto* d : on_bus)
-            if (!nvml_bus.count(d->address)) missing.push_back(gpu_label(*d));
+        // A lost GPU's bus id cannot be read: it is among the GPUs NVML does not list. The kernel
+        // log names which (the GPU that fell off the bus); the others the driver never took.
+        const std::set<std::string> fell = fallen_off_bus(s);
+        std::vector<std::string> missing, fell_off, never_taken;
+        for (const auto* d : on_bus) {
+            if (nvml_bus.count(d->address)) continue;
+            missing.push_back(gpu_label(*d));
+            std::string slot = d->address.substr(0, d->address.rfind('.'));
+            std::transform(slot.begin(), slot.end(), slot.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            (fell.count(slot) ? fell_off : never_taken).push_back(gpu_label(*d));
+        }
         f.evidence.push_back(fmt::format("PCI bus: {} NVIDIA GPU(s)", on_bus.size()));
         if (!missing.empty())
             f.evidence.push_back("on the PCI bus, not listed by NVML: " + join(missing, ", "));
+        if (!fell_off.empty())
+            f.evidence.push_back("fell off the bus (kernel log): " + join(fell_off, ", "));
         if (missing.size() > lost_without_bus) {
-            // A lost GPU's bus id cannot be read: it is among the missing ones.
-            f.raise(FindingStatus::kFail,
-                    fmt::format("{} GPU(s) on the PCI bus that the driver does not list{}: {}",
-                                missing.size() - lost_without_bus,
-                                lost_without_bus ? " besides the lost one(s)" : "",
-                                join(missing, ", ")));
+            // The count and the list always agree: when the log names every lost GPU, the rest
+            // are listed alone; when it does not, all are listed and the lost ones counted in.
+            const bool named = fell_off.size() == lost_without_bus;
+            const std::vector<std::string>& listed = named ? never_taken : missing;
+            f.raise(
+                FindingStatus::kFail,
+                named || lost_without_bus == 0
+                    ? fmt::format("{} GPU(s) on the PCI bus that the driver does not "
+                                  "list{}: {}",
+                                  listed.size(), lost_without_bus ? " besides the lost one(s)" : "",
+                                  join(listed, ", "))
+                    : fmt::format("{} GPU(s) on the PCI bus that the driver does not list, "
+                                  "{} of them the lost one(s) (their bus ids are unreadable): "
+                                  "{}",
+                                  missing.size(), lost_without_bus, join(missing, ", ")));
             if (f.remedy.empty())
                 f.remedy =
                     "See pci.gpu-bar and pci.gpu-visible for why the driver could not take these "

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "core/gpu_selection.h"
 #include "core/text.h"
 #include "doctor/gpus.h"
 
@@ -54,19 +55,7 @@ Result<Binding> choose_binding(const std::vector<GpuPlace>& places, std::vector<
     Binding b;
     if (selected.empty())
         for (const auto& p : places) selected.push_back(p.index);
-    for (int g : selected)
-        if (g < 0 || g >= static_cast<int>(places.size()))
-            return Status{
-                Errc::kInvalidInput,
-                places.empty()       ? fmt::format("--gpus names GPU {}, but this machine shows no "
-                                                         "NVIDIA GPU",
-                                                   g)
-                : places.size() == 1 ? fmt::format("--gpus names GPU {}, but this machine has one "
-                                                   "GPU (0)",
-                                                   g)
-                                     : fmt::format("--gpus names GPU {}, but this machine has {} "
-                                                   "GPUs (0-{})",
-                                                   g, places.size(), places.size() - 1)};
+    TRAINRIG_TRY(check_gpu_selection(selected, places.size()));
     b.gpus = selected;
     if (rank.local_rank) {
         if (*rank.local_rank >= static_cast<int>(selected.size()))

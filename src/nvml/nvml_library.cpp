@@ -100,6 +100,32 @@ LibraryChoice choose_library() {
     return {kDefaultLibrary, false, false};
 }
 
+Status check_library_environment() {
+    std::error_code ec;
+    const char* library = std::getenv("TRAINRIG_NVML_LIBRARY");
+    if (library && std::string_view(library).find('/') != std::string_view::npos &&
+        !std::filesystem::is_regular_file(library, ec))
+        return {Errc::kNotFound,
+                sanitize_text(fmt::format("TRAINRIG_NVML_LIBRARY={}: no such file", library)),
+                "name the NVML library to load, or unset it to load the driver's"};
+    const char* fixture = std::getenv("TRAINRIG_FAKE_NVML");
+    if (fixture && *fixture && !std::filesystem::is_regular_file(fixture, ec))
+        return {Errc::kNotFound,
+                sanitize_text(fmt::format("TRAINRIG_FAKE_NVML={}: no such fixture file", fixture)),
+                "it names the JSON the fake NVML answers from (tests/fixtures/nvml/)"};
+    const LibraryChoice choice = choose_library();
+    const std::string file = std::filesystem::path(choice.path).filename().string();
+    if (file.starts_with("libtrainrig_fake_nvml") && !(fixture && *fixture))
+        return {Errc::kInvalidInput,
+                sanitize_text(fmt::format(
+                    "TRAINRIG_NVML_LIBRARY={} is trainrig's fake NVML, which answers from the "
+                    "fixture TRAINRIG_FAKE_NVML names, and TRAINRIG_FAKE_NVML is not set",
+                    choice.path)),
+                "set TRAINRIG_FAKE_NVML to a fixture (tests/fixtures/nvml/), or unset "
+                "TRAINRIG_NVML_LIBRARY to read the driver"};
+    return ok_status();
+}
+
 Result<Library> Library::open(const std::string& path) {
     // RTLD_LOCAL: NVML's symbols must not satisfy anything else loaded later.
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -79,6 +79,12 @@ struct LibraryChoice {
 };
 LibraryChoice choose_library();
 
+// What the environment asks of NVML is possible: TRAINRIG_NVML_LIBRARY, when it is a path (it
+// has a /), names a file; TRAINRIG_FAKE_NVML names a fixture file; the fake library is never
+// chosen without its fixture (it would answer "driver not loaded", a fault nobody planted). A bare
+// name (libnvidia-ml.so.1) is the loader's to find, and may be absent: no driver.
+Status check_library_environment();
+
 class Library {
 public:
     // dlopen + symbol lookup. kNotFound when the file is not there (no driver installed),

@@ -29,7 +29,19 @@ struct MemoryBreakdown {
         return model_states() + zero3_buffers + activations + logits + cuda_context + nccl;
     }
     double headroom() const { return capacity - total(); }
-    bool fits() const { return total() <= capacity; }
+    // The memory a job may plan on: all of it but the margin.
+    double usable() const { return capacity * (1 - kMemoryMargin); }
+    // Fits with the margin kept free. A plan that needs more than usable() but not more than
+    // capacity is "tight": it may start, and then fail on the allocator's fragmentation.
+    bool fits() const { return total() <= usable(); }
+    bool tight() const { return !fits() && total() <= capacity; }
+
+    // The share of a GPU's memory no plan counts on: the PyTorch caching allocator rounds
+    // blocks and fragments under a changing mix of sizes, and cuBLAS/NCCL workspaces grow
+    // after the first steps (PyTorch docs, "CUDA semantics: memory management"; the
+    // expandable_segments option exists to fight that fragmentation). A plan with less than
+    // this free is not called fitting, and warnings and --minimum use the same figure.
+    static constexpr double kMemoryMargin = 0.05;
 };
 
 // One transformer layer's stored activations for one micro-batch, as named parts (bytes).

@@ -213,23 +213,40 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
 
     if (o.tokens && o.dataset_tokens)
         return invalid_input("give --tokens or --dataset-tokens with --epochs, not both");
-    if (o.tokens) {
-        auto v = parse_count(*o.tokens);
+    // A training run's tokens: positive, and at most 1e16. The largest published runs read
+    // 1.5e13 (Llama 3) to 3.6e13 (Qwen3) tokens; a thousand times that is a typo in the exponent,
+    // whose "time to train" would be a number of days no one can read.
+    constexpr double kMaxTokens = 1e16;
+    const auto count = [&](const char* flag, const std::string& text,
+                           const char* example) -> Result<double> {
+        auto v = parse_count(text);
         if (!v)
             return invalid_input(
-                fmt::format("--tokens \"{}\" is not a count such as 2e9 or 2B", *o.tokens));
+                fmt::format("{} \"{}\" is not a count such as {}", flag, text, example));
+        if (*v <= 0)
+            return invalid_input(
+                fmt::format("{} \"{}\" is not a positive count such as {}", flag, text, example));
+        return *v;
+    };
+    if (o.tokens) {
+        auto v = count("--tokens", *o.tokens, "2e9 or 2B");
+        if (!v) return v.status();
         j.tokens = *v;
     } else if (o.dataset_tokens) {
-        auto v = parse_count(*o.dataset_tokens);
-        if (!v)
-            return invalid_input(fmt::format("--dataset-tokens \"{}\" is not a count such as 500M",
-                                             *o.dataset_tokens));
+        auto v = count("--dataset-tokens", *o.dataset_tokens, "500M");
+        if (!v) return v.status();
         if (o.epochs && *o.epochs <= 0)
             return invalid_input(fmt::format("--epochs {} must be positive", *o.epochs));
         j.tokens = *v * o.epochs.value_or(1.0);
     } else if (o.epochs) {
         return invalid_input("--epochs needs --dataset-tokens");
     }
+    if (j.tokens > kMaxTokens)
+        return invalid_input(
+            fmt::format("{:.3g} training tokens is more than the 1e16 trainrig "
+                        "plans for (the largest published runs read about "
+                        "3.6e13); check the exponent",
+                        j.tokens));
 
     SearchRequest& s = in.search;
     if (o.target_tokens_per_s) {

@@ -91,6 +91,33 @@ Status validate_job(const ModelSpec& m, const JobSpec& j, const Machine& machine
 Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& machine,
                        std::optional<int> zero) {
     TRAINRIG_TRY(validate_job(m, job, machine));
+    // Several stages fit: the fastest, and among those within 1 % of it the one with the most
+    // memory to spare, which costs nothing (ZeRO-1 and -2 move what DDP's all-reduce moves).
+    if (!zero) {
+        const ParamCounts params = count_params(m);
+        std::vector<int> fitting;
+        for (int stage = 0; stage <= 3; ++stage)
+            if (memory_per_gpu(m, params, job, machine, stage, nullptr).fits())
+                fitting.push_back(stage);
+        if (fitting.size() > 1) {
+            std::vector<Plan> plans;
+            for (int stage : fitting) {
+                auto p = make_plan(m, job, machine, stage);
+                if (!p) return p.status();
+                plans.push_back(std::move(p).value());
+            }
+            double fastest = plans.front().time.step;
+            for (const auto& p : plans) fastest = std::min(fastest, p.time.step);
+            const Plan* best = nullptr;
+            for (const auto& p : plans)
+                if (p.time.step <= 1.01 * fastest &&
+                    (!best || p.memory.headroom() > best->memory.headroom()))
+                    best = &p;
+            Plan out = *best;
+            out.zero_chosen = true;
+            return out;
+        }
+    }
     Plan plan;
     plan.model = m;
     plan.job = job;
@@ -371,19 +398,22 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
             fmt::format("TP {} spans nodes ({} GPUs per node): tensor parallelism "
                         "belongs inside a node",
                         j.tp, machine.gpus_per_node));
-    if (!plan.memory.fits())
+    if (!plan.memory.fits() && !plan.memory.tight())
         plan.warnings.push_back(fmt::format("ZeRO-{} needs {} per GPU; the {} has {}", chosen,
                                             gib(plan.memory.total()), machine.gpu.name,
                                             gib(plan.memory.capacity)));
-    if (!plan.memory.fits() && plan.memory.activations > 0.25 * plan.memory.total())
+    if (!plan.memory.fits() && !plan.memory.tight() &&
+        plan.memory.activations > 0.25 * plan.memory.total())
         plan.warnings.push_back(fmt::format(
             "activations take {} of it; --recompute selective or full, --tp with sequence "
             "parallelism, or a smaller --micro-batch or --seq shrink them",
             gib(plan.memory.activations)));
-    else if (plan.memory.fits() && plan.memory.headroom() < 0.05 * plan.memory.capacity)
-        plan.warnings.push_back(
-            fmt::format("only {} headroom: allocator fragmentation often takes a few percent",
-                        gib(plan.memory.headroom())));
+    else if (plan.memory.tight())
+        plan.warnings.push_back(fmt::format(
+            "only {} free, less than the {:.0f} % margin plans keep: allocator fragmentation "
+            "often takes that much; --recompute full, a smaller --micro-batch or more GPUs "
+            "make room",
+            gib(plan.memory.headroom()), 100 * MemoryBreakdown::kMemoryMargin));
     if (c.dp_exposed > 0.05 * t.step)
         plan.warnings.push_back(
             fmt::format("{} of data-parallel traffic per step does not hide under compute",

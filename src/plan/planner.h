@@ -51,7 +51,8 @@ struct Plan {
     double flops_per_step = 0;                 // model FLOPs
     std::vector<MemoryBreakdown> zero_stages;  // 0..3, for the fit verdicts
     MemoryBreakdown memory;                    // the chosen stage
-    bool zero_chosen = false;                  // picked by the planner (lowest stage that fits)
+    bool zero_chosen = false;  // picked by the planner: the fastest stage that fits, the most
+                               // headroom among those within 1 % of it
     CommPlan comm;
     TimePlan time;
     std::vector<std::string> warnings;
@@ -61,7 +62,8 @@ struct Plan {
 // Parallel layout, sizes and precision against the model and GPU: one error sentence.
 Status validate_job(const ModelSpec& m, const JobSpec& j, const Machine& machine);
 
-// `zero`: the stage to plan; none = the lowest stage that fits (stage 3 when none fits).
+// `zero`: the stage to plan; none = the fastest stage that fits, the most headroom among those
+// within 1 % of it (stage 3 when none fits, 0 without data parallelism).
 Result<Plan> make_plan(const ModelSpec& m, const JobSpec& j, const Machine& machine,
                        std::optional<int> zero);
 

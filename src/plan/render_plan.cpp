@@ -57,7 +57,9 @@ json memory_json(const MemoryBreakdown& mem) {
             {"total_bytes", mem.total()},
             {"capacity_bytes", mem.capacity},
             {"headroom_bytes", mem.headroom()},
-            {"fits", mem.fits()}};
+            {"usable_bytes", mem.usable()},
+            {"fits", mem.fits()},
+            {"tight", mem.tight()}};
 }
 
 }  // namespace
@@ -84,8 +86,11 @@ std::string render_plan_table(const Plan& p, const Target& target) {
     for (const auto& mem : p.zero_stages) {
         // "(chosen)" marks the stage the plan runs at only when it fits; else the closest.
         const bool chosen = mem.zero == j.zero;
-        const std::string verdict = mem.fits() ? fmt::format("fits, {} free", g(mem.headroom()))
-                                               : fmt::format("short by {}", g(-mem.headroom()));
+        const std::string verdict =
+            mem.fits()    ? fmt::format("fits, {} free", g(mem.headroom()))
+            : mem.tight() ? fmt::format("tight, {} free (< {:.0f} % kept)", g(mem.headroom()),
+                                        100 * MemoryBreakdown::kMemoryMargin)
+                          : fmt::format("short by {}", g(-mem.headroom()));
         out += fmt::format(
             "  {:<20}  {:>7}  {:>5}  {:>5}  {:>6}  {:>5}  {:>6}  {:>8}  {:>6}  {:>4}  {}\n",
             fmt::format("ZeRO-{}{}", mem.zero,
@@ -287,8 +292,8 @@ std::string render_compare_table(const std::vector<Candidate>& cands, Rank rank)
     std::string out = fmt::format("Machines that fit, best {} first:\n\n",
                                   rank == Rank::kCost ? "price per token" : "throughput");
     out +=
-        "  GPU              count  ZeRO  GiB/GPU  step      tokens/s   MFU   $/M tokens  time      "
-        " cost\n";
+        "  GPU              count  layout           ZeRO  GiB/GPU  step      tokens/s   MFU   $/M "
+        "tokens  time       cost\n";
     bool rest = false;
     for (const auto& c : cands) {
         if (!c.plan || !c.why_not.empty()) {
@@ -298,10 +303,17 @@ std::string render_compare_table(const std::vector<Candidate>& cands, Rank rank)
             continue;
         }
         const Plan& p = *c.plan;
+        // The layout the row was planned at: the job's own, or the one --compare found when the
+        // job's own did not fit (TP x PP and recompute).
+        const std::string layout =
+            fmt::format("TP{} PP{}{}", p.job.tp, p.job.pp,
+                        p.job.recompute == Recompute::kNone
+                            ? ""
+                            : std::string(" ") + recompute_name(p.job.recompute));
         out += fmt::format(
-            "  {:<16} {:>5}  {:>4}  {:>7}  {:<8}  {:>9.0f}  {:>3.0f}%  {:>10}  {:<9}  {}\n", c.gpu,
-            c.gpus, p.job.zero, g(p.memory.total()), seconds(p.time.step), p.time.tokens_per_second,
-            100 * p.time.mfu, money(usd_per_million_tokens(p)),
+            "  {:<16} {:>5}  {:<15}  {:>4}  {:>7}  {:<8}  {:>9.0f}  {:>3.0f}%  {:>10}  {:<9}  {}\n",
+            c.gpu, c.gpus, layout, p.job.zero, g(p.memory.total()), seconds(p.time.step),
+            p.time.tokens_per_second, 100 * p.time.mfu, money(usd_per_million_tokens(p)),
             p.time.seconds > 0 ? seconds(p.time.seconds) : "-", money(p.time.cost_usd));
     }
     return out;
@@ -315,6 +327,9 @@ json compare_to_json(const std::vector<Candidate>& cands, Rank rank, const Targe
         if (c.plan) {
             const Plan& p = *c.plan;
             row["zero"] = p.job.zero;
+            row["tp"] = p.job.tp;
+            row["pp"] = p.job.pp;
+            row["recompute"] = recompute_name(p.job.recompute);
             row["memory_per_gpu_bytes"] = p.memory.total();
             row["fits"] = p.memory.fits();
             row["step_seconds"] = p.time.step;

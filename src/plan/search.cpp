@@ -104,14 +104,108 @@ Candidate try_machine(const ModelSpec& m, JobSpec job, const HardwareCatalog& ca
 
 }  // namespace
 
+namespace {
+
+std::vector<int> powers_of_two_up_to(int64_t limit) {
+    std::vector<int> out;
+    for (int v = 1; v <= limit; v *= 2) out.push_back(v);
+    return out;
+}
+
+std::string layout_text(const Plan& p) {
+    return fmt::format("TP {} x PP {}, {} recompute, ZeRO-{}", p.job.tp, p.job.pp,
+                       recompute_name(p.job.recompute), p.job.zero);
+}
+
+// What every layout of `n` GPUs of `gpu` gives: the fastest that fits and meets the target, and
+// what binds when none does (the leanest layout's memory, the fastest fitting one's speed).
+struct LayoutSearch {
+    std::optional<Plan> best, leanest, fastest_fitting;
+    std::string other;  // the last reason a layout could not be planned at all
+};
+
+// The layouts the user left open (`vary_*`: TP up to the GPUs of a node, PP up to the layers,
+// each recompute), or only the job's own. --compare and --minimum search the same way.
+LayoutSearch search_layouts(const ModelSpec& m, const JobSpec& job, const HardwareCatalog& catalog,
+                            const SearchRequest& r, const std::string& gpu, int64_t n,
+                            int64_t per_node) {
+    const auto tps = r.vary_tp ? powers_of_two_up_to(per_node) : std::vector<int>{job.tp};
+    const auto pps = r.vary_pp ? powers_of_two_up_to(m.layers) : std::vector<int>{job.pp};
+    const auto recomputes =
+        r.vary_recompute
+            ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
+            : std::vector<Recompute>{job.recompute};
+    LayoutSearch out;
+    for (int tp : tps)
+        for (int pp : pps) {
+            if (n % (int64_t{tp} * pp) != 0 || tp > per_node) continue;
+            for (Recompute rc : recomputes) {
+                JobSpec layout = job;
+                layout.tp = tp;
+                layout.pp = pp;
+                layout.recompute = rc;
+                Candidate c = try_machine(m, layout, catalog, r, gpu, static_cast<int>(n));
+                if (!c.plan) {
+                    out.other = fmt::format("{} GPUs: {}", n, c.why_not);
+                    continue;
+                }
+                const Plan& p = *c.plan;
+                const double use = p.memory.total() / p.memory.capacity;
+                if (!out.leanest ||
+                    use < out.leanest->memory.total() / out.leanest->memory.capacity)
+                    out.leanest = p;
+                if (!p.memory.fits()) continue;
+                if (!out.fastest_fitting ||
+                    p.time.tokens_per_second > out.fastest_fitting->time.tokens_per_second)
+                    out.fastest_fitting = p;
+                if (c.why_not.empty() &&
+                    (!out.best || p.time.tokens_per_second > out.best->time.tokens_per_second))
+                    out.best = p;
+            }
+        }
+    return out;
+}
+
+int64_t gpus_per_node(const HardwareCatalog& catalog, const SearchRequest& r,
+                      const std::string& gpu) {
+    const GpuSpec* spec = catalog.gpu(gpu);
+    return r.machine.gpus_per_node.value_or(spec ? spec->gpus_per_node : 8);
+}
+
+}  // namespace
+
 std::vector<Candidate> compare_machines(const ModelSpec& m, const JobSpec& job,
                                         const HardwareCatalog& catalog, const SearchRequest& r) {
     std::vector<std::string> ids = r.gpu_ids;
     if (ids.empty())
         for (const auto& g : catalog.gpus) ids.push_back(g.id);
     std::vector<Candidate> out;
+    const bool search = r.vary_tp || r.vary_pp || r.vary_recompute;
     for (const auto& id : ids)
-        for (int n : r.counts) out.push_back(try_machine(m, job, catalog, r, id, n));
+        for (int n : r.counts) {
+            Candidate c = try_machine(m, job, catalog, r, id, n);
+            // The job as given does not fit here: the layouts the user left open might, as
+            // --minimum finds; the reason then names the leanest layout tried.
+            if (search && c.plan && !c.why_not.empty()) {
+                const auto found =
+                    search_layouts(m, job, catalog, r, id, n, gpus_per_node(catalog, r, id));
+                if (found.best) {
+                    c.plan = found.best;
+                    c.why_not.clear();
+                } else if (found.fastest_fitting) {
+                    c.plan = found.fastest_fitting;
+                    c.why_not = "misses the target";
+                } else if (found.leanest) {
+                    c.plan = found.leanest;
+                    c.why_not = fmt::format(
+                        "needs {} per GPU even at its leanest layout ({}), has {} ({:.0f} % kept "
+                        "free)",
+                        gib(found.leanest->memory.total()), layout_text(*found.leanest),
+                        gib(found.leanest->memory.capacity), 100 * MemoryBreakdown::kMemoryMargin);
+                }
+            }
+            out.push_back(std::move(c));
+        }
     auto good = [](const Candidate& c) { return c.plan && c.why_not.empty(); };
     auto key = [&](const Candidate& c) {
         if (r.rank == Rank::kTime) return -c.plan->time.tokens_per_second;
@@ -126,74 +220,28 @@ std::vector<Candidate> compare_machines(const ModelSpec& m, const JobSpec& job,
     return out;
 }
 
-namespace {
-
-std::vector<int> powers_of_two_up_to(int64_t limit) {
-    std::vector<int> out;
-    for (int v = 1; v <= limit; v *= 2) out.push_back(v);
-    return out;
-}
-
-std::string layout_text(const Plan& p) {
-    return fmt::format("TP {} x PP {}, {} recompute, ZeRO-{}", p.job.tp, p.job.pp,
-                       recompute_name(p.job.recompute), p.job.zero);
-}
-
-}  // namespace
-
 std::optional<Plan> minimum_gpus(const ModelSpec& m, const JobSpec& job,
                                  const HardwareCatalog& catalog, const SearchRequest& r,
                                  std::string& why_not) {
-    const GpuSpec* gpu = catalog.gpu(r.machine.gpu);
-    const int64_t per_node = r.machine.gpus_per_node.value_or(gpu ? gpu->gpus_per_node : 8);
+    const int64_t per_node = gpus_per_node(catalog, r, r.machine.gpu);
     if (job.tp < 1 || job.pp < 1 || per_node < 1 || r.max_gpus < 1) {
         why_not = "TP, PP, GPUs per node and --max-gpus must be at least 1";
         return std::nullopt;
     }
-    const auto tps = r.vary_tp ? powers_of_two_up_to(per_node) : std::vector<int>{job.tp};
-    const auto pps = r.vary_pp ? powers_of_two_up_to(m.layers) : std::vector<int>{job.pp};
-    const auto recomputes =
-        r.vary_recompute
-            ? std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull}
-            : std::vector<Recompute>{job.recompute};
     std::vector<int64_t> counts;
     for (int64_t n = 1; n <= std::min<int64_t>(per_node, r.max_gpus); ++n) counts.push_back(n);
     for (int64_t n = 2 * per_node; n <= r.max_gpus; n += per_node) counts.push_back(n);
 
-    // What binds when nothing works: the leanest layout's memory, or the fastest one's speed.
+    // What binds when nothing works: the leanest layout's memory (of the most GPUs tried), or
+    // the fastest fitting one's speed.
     std::optional<Plan> leanest, fastest_fitting;
     std::string other;
     for (int64_t n : counts) {
-        std::optional<Plan> best;
-        for (int tp : tps)
-            for (int pp : pps) {
-                if (n % (int64_t{tp} * pp) != 0 || tp > per_node) continue;
-                for (Recompute rc : recomputes) {
-                    JobSpec layout = job;
-                    layout.tp = tp;
-                    layout.pp = pp;
-                    layout.recompute = rc;
-                    Candidate c =
-                        try_machine(m, layout, catalog, r, r.machine.gpu, static_cast<int>(n));
-                    if (!c.plan) {
-                        other = fmt::format("{} GPUs: {}", n, c.why_not);
-                        continue;
-                    }
-                    const Plan& p = *c.plan;
-                    const double use = p.memory.total() / p.memory.capacity;
-                    if (!leanest || n > leanest->machine.gpus ||
-                        use < leanest->memory.total() / leanest->memory.capacity)
-                        leanest = p;
-                    if (!p.memory.fits()) continue;
-                    if (!fastest_fitting || n > fastest_fitting->machine.gpus ||
-                        p.time.tokens_per_second > fastest_fitting->time.tokens_per_second)
-                        fastest_fitting = p;
-                    if (c.why_not.empty() &&
-                        (!best || p.time.tokens_per_second > best->time.tokens_per_second))
-                        best = p;
-                }
-            }
-        if (best) return best;
+        auto found = search_layouts(m, job, catalog, r, r.machine.gpu, n, per_node);
+        if (found.best) return found.best;
+        if (found.leanest) leanest = found.leanest;
+        if (found.fastest_fitting) fastest_fitting = found.fastest_fitting;
+        if (!found.other.empty()) other = found.other;
     }
     const std::string upto =
         fmt::format("no count up to {} GPUs of {} fits{}", r.max_gpus, r.machine.gpu,

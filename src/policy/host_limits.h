@@ -17,7 +17,9 @@ inline constexpr const char* kNcclFile = "/etc/trainrig/nccl.env";
 // THP defrag has no sysctl; systemd-tmpfiles writes it at boot (tmpfiles.d(5), "w" lines).
 inline constexpr const char* kThpFile = "/etc/tmpfiles.d/trainrig-thp.conf";
 
-// A sysctl with a bound: doctor warns past `bound`; tune writes `target` (which passes).
+// A sysctl with a bound: doctor warns past `bound`; tune writes `target` (which passes). `min`
+// and `max` are what the kernel accepts at all: a value outside them is refused before anything
+// is written (sysctl --system would fail on it at every boot).
 struct SysctlPolicy {
     const char* rule;  // the doctor rule that judges it
     const char* key;   // sysctl name
@@ -25,6 +27,7 @@ struct SysctlPolicy {
     enum Direction { kAtMost, kAtLeast } direction;
     int64_t target;  // what tune writes when the machine is past the bound
     const char* source;
+    int64_t min, max;  // the kernel's range
     bool passes(int64_t v) const { return direction == kAtMost ? v <= bound : v >= bound; }
 };
 
@@ -36,7 +39,9 @@ inline constexpr SysctlPolicy kSwappiness{
     10,
     SysctlPolicy::kAtMost,
     10,
-    "TuneD throughput-performance profile (vm.swappiness=10)"};
+    "TuneD throughput-performance profile (vm.swappiness=10)",
+    0,
+    200};  // kernel docs admin-guide/sysctl/vm.rst: 0 to 200 (to 100 before Linux 5.8)
 // Automatic NUMA balancing unmaps pages to sample accesses and migrates them, which fights
 // explicit binding; judged only on machines with more than one node.
 inline constexpr SysctlPolicy kNumaBalancing{
@@ -45,14 +50,21 @@ inline constexpr SysctlPolicy kNumaBalancing{
     0,
     SysctlPolicy::kAtMost,
     0,
-    "kernel docs admin-guide/sysctl/kernel.rst (numa_balancing)"};
+    "kernel docs admin-guide/sysctl/kernel.rst (numa_balancing)",
+    0,
+    3};  // the same page: 0 off, 1 normal, 2 memory tiering, 3 both (Linux 6.0)
 // The system-wide descriptor limit; kernels since 5.x default to a huge value, old ones to
 // about 10% of RAM in KiB. The article's 1000000 passes; below it tune writes 2^20, the
 // per-process target, and never lowers a larger value.
 inline constexpr SysctlPolicy kFileMax{
-    "kernel.nofile", "fs.file-max",
-    1000000,         SysctlPolicy::kAtLeast,
-    1048576,         "training-machine article §3.3 (fs.file-max); proc_sys_fs(5)"};
+    "kernel.nofile",
+    "fs.file-max",
+    1000000,
+    SysctlPolicy::kAtLeast,
+    1048576,
+    "training-machine article §3.3 (fs.file-max); proc_sys_fs(5)",
+    0,
+    INT64_MAX};  // an unsigned long; tune never writes more
 
 // RLIMIT_NOFILE: data-loader workers, NCCL sockets and checkpoint shards need descriptors; 1024
 // (the usual soft default) ends in "Too many open files". Doctor warns below `min_soft`; tune

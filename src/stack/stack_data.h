@@ -1,6 +1,6 @@
 // The stack data: CUDA releases and their drivers, GPU architectures and models, driver branches,
 // NCCL versions and PyTorch releases with their CUDA wheels, each row with its source. Built in
-// from src/stack/stack_data.toml; `trainrig stack --data FILE` loads an updated copy.
+// from src/stack/stack_data.toml; `trainrig stack --stack-data FILE` loads an updated copy.
 #pragma once
 
 #include <optional>
@@ -113,7 +113,7 @@ Result<StackData> parse_stack_data(std::string_view text, std::string_view where
 // failure, so it is never an error here).
 const StackData& builtin_stack_data();
 
-// The data the stack rules judge by: the built-in data, or what `trainrig stack --data FILE`
+// The data the stack rules judge by: the built-in data, or what `trainrig stack --stack-data FILE`
 // put in its place for this process.
 const StackData& stack_data();
 void use_stack_data(StackData data);

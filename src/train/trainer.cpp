@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -237,7 +238,7 @@ const char* stop_reason_name(StopReason r) {
     return "unknown";
 }
 
-Status validate(const TrainOptions& o) {
+Status validate_options(const TrainOptions& o) {
     auto bad = [](std::string s, std::string next = {}) {
         return Status(Errc::kInvalidInput, std::move(s), std::move(next));
     };
@@ -251,6 +252,11 @@ Status validate(const TrainOptions& o) {
     if (o.grad_accum < 1)
         return bad(fmt::format("--grad-accum must be at least 1, not {}", o.grad_accum));
     if (o.steps < 1) return bad(fmt::format("--steps must be at least 1, not {}", o.steps));
+    if (o.opt.warmup > o.steps)
+        return bad(
+            fmt::format("--warmup {} is more than --steps {}: the learning rate would "
+                        "never reach --lr",
+                        o.opt.warmup, o.steps));
     if (o.ckpt_every < 0)
         return bad(fmt::format("--ckpt-every must not be negative, not {}", o.ckpt_every));
     if (o.keep < 1) return bad(fmt::format("--keep must be at least 1, not {}", o.keep));
@@ -259,10 +265,20 @@ Status validate(const TrainOptions& o) {
     if (o.val_batches < 1)
         return bad(fmt::format("--val-batches must be at least 1, not {}", o.val_batches));
     if (o.resume && o.ckpt_dir.empty()) return bad("--resume needs --ckpt-dir");
+    // A mistyped --ckpt-dir must not quietly start the run over (nor be created).
+    if (std::error_code ec; o.resume && !std::filesystem::is_directory(o.ckpt_dir, ec))
+        return Status(Errc::kNotFound,
+                      fmt::format("--resume: there is no checkpoint folder {}", o.ckpt_dir),
+                      "check --ckpt-dir, or leave out --resume to start at step 0");
     if (o.extend && !o.resume) return bad("--extend needs --resume");
     if (o.stop_at < 0) return bad(fmt::format("--stop-at must not be negative, not {}", o.stop_at));
     if (o.backend != "cpu" && o.backend != "cuda")
         return bad(fmt::format("--backend must be cpu or cuda, not '{}'", o.backend));
+    return ok_status();
+}
+
+Status validate(const TrainOptions& o) {
+    TRAINRIG_TRY(validate_options(o));
     if (o.backend == "cuda" && !o.make_backend)
         return Status(Errc::kUnsupported, "the cuda backend is not available here");
     // A device backend checks its own memory when it allocates.
@@ -351,6 +367,11 @@ Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm) {
         auto r =
             load_for_resume(store ? &*store : nullptr, *backend, comm, o, sum.skipped_checkpoints);
         if (!r.ok()) return r.status();
+        if (!*r && lead)  // a crash before the first checkpoint: said, then a fresh start
+            std::fprintf(stderr,
+                         "trainrig train: --resume: %s holds no complete checkpoint yet; starting "
+                         "at step 0.\n",
+                         o.ckpt_dir.c_str());
         if (*r) {
             CheckpointState& s = *r.value();
             TRAINRIG_TRY(backend->load_state(s));

@@ -79,7 +79,10 @@ struct TrainSummary {
     double wall_s = 0;
 };
 
-// Checks every option (shapes, hyper-parameters, memory) before anything is read or written.
+// Checks every option (shapes, hyper-parameters, the checkpoint folder --resume names) without
+// reading the machine: the command line's check before anything runs.
+Status validate_options(const TrainOptions& o);
+// Those, then what this machine allows (the backend, memory) before anything is read or written.
 Status validate(const TrainOptions& o);
 
 Result<TrainSummary> run_training(const TrainOptions& o, Communicator& comm);

@@ -45,6 +45,26 @@ LiveState read_live_state(const RootFs& fs, const std::vector<std::string>& sysc
         if (auto l = parse_limit(*text, "Max locked memory"); l.ok()) live.memlock = *l;
     if (auto route = fs.read("/proc/net/route", 1 << 20); route.ok())
         live.default_route_interface = parse_default_route(*route);
+    // Every policy's offer; a governor is usable when all of them offer it.
+    if (auto policies = fs.list("/sys/devices/system/cpu/cpufreq"); policies.ok()) {
+        bool first = true;
+        for (const auto& name : *policies) {
+            if (!name.starts_with("policy")) continue;
+            auto text = fs.read_trimmed("/sys/devices/system/cpu/cpufreq/" + name +
+                                        "/scaling_available_governors");
+            if (!text.ok()) continue;
+            std::set<std::string> offered;
+            for (const auto w : split(*text, ' '))
+                if (!w.empty()) offered.insert(std::string(w));
+            if (first) {
+                live.governors = offered;
+                first = false;
+            } else {
+                std::erase_if(live.governors,
+                              [&](const std::string& g) { return !offered.count(g); });
+            }
+        }
+    }
     for (const char* path : {kSysctlFile, kLimitsFile, kNcclFile}) {
         // Absent is only "does not exist": a file too big or unreadable is never replaced
         // as if it were not there.

@@ -60,12 +60,17 @@ Result<Overrides> parse_overrides(std::string_view text, std::string_view where)
     return out;
 }
 
-Result<Profile> build_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r) {
-    for (const auto& name : r.only)
+Status check_profile_names(const std::vector<std::string>& only) {
+    for (const auto& name : only)
         if (std::find(profile_names().begin(), profile_names().end(), name) ==
             profile_names().end())
             return Status{Errc::kInvalidInput, fmt::format("--only: \"{}\" is not a profile ({})",
                                                            name, join(profile_names(), ", "))};
+    return ok_status();
+}
+
+Result<Profile> build_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r) {
+    TRAINRIG_TRY(check_profile_names({r.only.begin(), r.only.end()}));
     // Every profile is built, so overrides of profiles left out by --only are checked too;
     // then only the asked ones are kept.
     TuneRequest all = r;
@@ -74,7 +79,7 @@ Result<Profile> build_profile(const Snapshot& s, const LiveState& live, const Tu
     TRAINRIG_TRY(add_sysctl_profile(s, live, all, p));
     TRAINRIG_TRY(add_limits_profile(s, live, all, p));
     TRAINRIG_TRY(add_nccl_profile(s, live, all, p));
-    TRAINRIG_TRY(add_cpu_profile(s, all, p));
+    TRAINRIG_TRY(add_cpu_profile(s, live, all, p));
     TRAINRIG_TRY(add_numa_profile(s, all, p));
     std::erase_if(p.settings, [&](const Setting& x) { return !r.wants(x.profile); });
     std::erase_if(p.files, [&](const ManagedFile& f) { return !r.wants(f.profile); });

@@ -72,13 +72,26 @@ struct LiveState {
     std::optional<std::string> default_route_interface;  // /proc/net/route
     std::map<std::string, std::optional<std::string>> files;  // managed file -> content
     std::vector<std::string> unreadable;  // managed files that exist but could not be read
+    // The governors every cpufreq policy offers (scaling_available_governors, intersected);
+    // empty when none could be read.
+    std::set<std::string> governors;
 };
+
+// The governors of Linux's cpufreq (admin-guide/pm/cpufreq.rst), for a machine whose policies
+// do not list theirs: an override naming none of them is a typo.
+inline const std::set<std::string>& kernel_governors() {
+    static const std::set<std::string> names = {"performance", "powersave",    "schedutil",
+                                                "ondemand",    "conservative", "userspace"};
+    return names;
+}
 // The interface of the default route in /proc/net/route: destination and mask 0, route up.
 std::optional<std::string> parse_default_route(std::string_view route_table);
 LiveState read_live_state(const RootFs& fs, const std::vector<std::string>& sysctl_keys);
 // The sysctl keys a profile may touch: the defaults and the overrides'.
 std::vector<std::string> sysctl_keys_of_interest(const Overrides& overrides);
 
+// --only: each name is one of profile_names().
+Status check_profile_names(const std::vector<std::string>& only);
 Result<Profile> build_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r);
 
 // Per-profile builders (profile_*.cpp); each appends its settings, file and notes.
@@ -87,7 +100,7 @@ Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRe
 Status add_limits_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r,
                           Profile& p);
 Status add_nccl_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r, Profile& p);
-Status add_cpu_profile(const Snapshot& s, const TuneRequest& r, Profile& p);
+Status add_cpu_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r, Profile& p);
 Status add_numa_profile(const Snapshot& s, const TuneRequest& r, Profile& p);
 
 }  // namespace trainrig::tune

@@ -9,7 +9,7 @@
 
 namespace trainrig::tune {
 
-Status add_cpu_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
+Status add_cpu_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r, Profile& p) {
     if (!r.wants("cpu")) return ok_status();
     if (!s.cpu_governors.is_known()) {
         p.notes.push_back("cpu governor: the cpufreq policies could not be read; left out");
@@ -32,6 +32,15 @@ Status add_cpu_profile(const Snapshot& s, const TuneRequest& r, Profile& p) {
                 return {Errc::kInvalidInput,
                         fmt::format("{}: [cpu] \"{}\" is not one tune manages (governor)",
                                     r.overrides_file, key)};
+            // Written into every policy's scaling_governor: one it does not offer is refused
+            // by the kernel, so it is refused here first.
+            const auto& offered = live.governors.empty() ? kernel_governors() : live.governors;
+            if (!offered.count(value))
+                return {Errc::kInvalidInput,
+                        fmt::format("{}: [cpu] governor = \"{}\" is not one this machine "
+                                    "offers ({}); the kernel would refuse it",
+                                    r.overrides_file, value,
+                                    join({offered.begin(), offered.end()}, ", "))};
             want = value;
             source = r.overrides_file;
             overridden = true;

@@ -1,6 +1,12 @@
 // The sysctl profile: kernel settings for a training machine, only keys this kernel has.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
 #include "core/text.h"
 #include "doctor/rule.h"
 #include "tune/profile.h"
@@ -10,6 +16,50 @@ namespace trainrig::tune {
 using policy::kFileMax;
 using policy::kNumaBalancing;
 using policy::kSwappiness;
+
+namespace {
+
+std::optional<int64_t> integer(std::string_view w) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+    return ec == std::errc() && end == w.data() + w.size() ? std::optional(v) : std::nullopt;
+}
+
+// An override's value as the kernel would take it, before anything is written: an integer in
+// the kernel's range for the keys tune knows (policy/host_limits.h), and for any other key the
+// shape of its live value: as many integers as it holds (net.ipv4.tcp_rmem is three), or one
+// line of text where it holds text.
+Status check_sysctl_value(const std::string& key, const std::string& value, const std::string& live,
+                          const std::string& where) {
+    const auto bad = [&](const std::string& what) {
+        return Status{Errc::kInvalidInput,
+                      fmt::format("{}: [sysctl] {} = \"{}\" {}; the kernel would refuse it", where,
+                                  key, value, what)};
+    };
+    for (const auto* policy : {&kSwappiness, &kNumaBalancing, &kFileMax}) {
+        if (key != policy->key) continue;
+        const auto v = integer(value);
+        if (!v || *v < policy->min || *v > policy->max)
+            return bad(
+                policy->max == INT64_MAX
+                    ? fmt::format("is not an integer of at least {}", policy->min)
+                    : fmt::format("is not an integer from {} to {}", policy->min, policy->max));
+        return ok_status();
+    }
+    const auto have = split_ws(live), want = split_ws(value);
+    const bool numeric = !have.empty() && std::all_of(have.begin(), have.end(), [](auto w) {
+        return integer(w).has_value();
+    });
+    if (!numeric) return ok_status();
+    if (want.size() != have.size() ||
+        !std::all_of(want.begin(), want.end(), [](auto w) { return integer(w).has_value(); }))
+        return bad(have.size() == 1 ? "is not an integer, as the key holds"
+                                    : fmt::format("is not {} integers, as the key holds ({})",
+                                                  have.size(), live));
+    return ok_status();
+}
+
+}  // namespace
 
 Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRequest& r,
                           Profile& p) {
@@ -81,6 +131,7 @@ Status add_sysctl_profile(const Snapshot& s, const LiveState& live, const TuneRe
                         fmt::format("{}: [sysctl] \"{}\" is not a key of this kernel (no "
                                     "/proc/sys entry); tune writes only keys the kernel has",
                                     r.overrides_file, key)};
+            TRAINRIG_TRY(check_sysctl_value(key, value, have->second, r.overrides_file));
             const std::string& name = key;  // a lambda cannot capture a structured binding (C++17)
             auto mine = std::find_if(out.begin(), out.end(),
                                      [&](const Setting& x) { return x.key == name; });

@@ -15,10 +15,13 @@
 #include "bench/bench_runner.h"
 #include "bench/machine_facts.h"
 #include "core/cancel_signals.h"
+#include "core/gpu_selection.h"
 #include "core/root_fs.h"
 #include "core/text.h"
 #include "core/utc_time.h"
 #include "core/version.h"
+#include "data/loader/token_corpus.h"
+#include "data/tokenizer/open_tokenizer.h"
 #include "doctor/gpus.h"
 #include "doctor/report.h"
 #include "snapshot/snapshot.h"
@@ -184,11 +187,6 @@ Result<bench::Baseline> load_report_baseline(const std::string& path, nlohmann::
                                   path)};
     auto baseline = bench::baseline_from_document(*b, path);
     if (!baseline.ok()) return baseline.status();
-    if (const std::string changed = report_changes(path); !changed.empty())
-        std::fprintf(stderr,
-                     "trainrig validate: --baseline %s is not as validate wrote it: %s; `trainrig "
-                     "report verify %s` lists every file.\n",
-                     path.c_str(), changed.c_str(), path.c_str());
     about = {{"path", path},
              {"host", doc->value("host", nlohmann::json(nullptr))},
              {"level", doc->value("level", "")},
@@ -258,6 +256,23 @@ Item unfinished_stage(Stage& s, const std::string& name, const std::vector<std::
 
 }  // namespace
 
+Status check_options(const ValidateOptions& o) {
+    TRAINRIG_TRY(check_skip(o.skip));
+    if (o.tokenizer.empty() != o.inputs.empty())
+        return {Errc::kInvalidInput,
+                "--tokenizer and --input go together: the tokenizer benchmark encodes the "
+                "--input text with --tokenizer"};
+    if (!o.tokenizer.empty()) TRAINRIG_TRY(data::check_tokenizer_spec(o.tokenizer));
+    if (!o.shards.empty())
+        if (auto corpus = data::TokenCorpus::open(o.shards); !corpus.ok())
+            return {corpus.status().code(), "--shards: " + corpus.status().message()};
+    if (!o.baseline.empty()) {
+        nlohmann::json about;
+        TRAINRIG_TRY(load_report_baseline(o.baseline, about).status());
+    }
+    return ok_status();
+}
+
 Result<ValidateResult> run_validate(const ValidateOptions& o) {
     // One handler for the whole run: a stage's own resets the flag when it starts, but
     // received() keeps the signal, so no Ctrl-C between stages is lost.
@@ -294,6 +309,11 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
     if (!o.baseline.empty()) {
         auto b = load_report_baseline(o.baseline, baseline_about);
         if (!b.ok()) return b.status();
+        if (const std::string changed = report_changes(o.baseline); !changed.empty())
+            std::fprintf(stderr,
+                         "trainrig validate: --baseline %s is not as validate wrote it: %s; "
+                         "`trainrig report verify %s` lists every file.\n",
+                         o.baseline.c_str(), changed.c_str(), o.baseline.c_str());
         baseline = std::move(b).value();
     }
     Progress progress(o.progress, stages);
@@ -337,6 +357,10 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         scope = tree                                            ? Scope::kTree
                 : select_gpus(*snap).gpus.empty() && !nvml_gpus ? Scope::kHost
                                                                 : Scope::kGpu;
+        // --gpus names GPUs of this machine: the driver's, else the PCI bus's.
+        const size_t visible =
+            nvml_gpus ? snap->nvml.value().gpus.size() : select_gpus(*snap).gpus.size();
+        TRAINRIG_TRY(check_gpu_selection(o.gpus, visible));
     } else {
         d.state = StageState::kInterrupted;
     }

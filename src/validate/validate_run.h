@@ -1,6 +1,6 @@
 // `trainrig validate`: doctor → topology → host benchmarks → GPU benchmarks → the data path →
-// a training run,
-// with watch sampling the GPUs through the measurements, judged into one verdict
+// a training run → the micro-batch probe, with watch sampling the GPUs through the
+// measurements, judged into one verdict
 // (validate/verdict.h) and one report document (docs/report.md). Pure orchestration: every
 // judgement is the stage's own command's (doctor's rules, bench's expectations, watch's rules).
 #pragma once
@@ -40,6 +40,9 @@ struct ValidateOptions {
 const std::vector<std::string>& stage_names();
 // An error naming the first --skip value that is none of those.
 Status check_skip(const std::vector<std::string>& skip);
+// Every option as a run would judge it before it reads the machine: the level's name, --skip,
+// --tokenizer with --input, --shards, and --baseline (read and parsed).
+Status check_options(const ValidateOptions& options);
 
 struct ValidateResult {
     Outcome outcome;

@@ -281,8 +281,10 @@ class Runner:
         started = time.monotonic()
         if words[0].startswith("scripts/"):
             words = [str(self.repo / words[0])] + words[1:]
-        proc = subprocess.Popen(words, cwd=self.work, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        # No terminal to read from, as in CI: an example that would ask is a failure here.
+        proc = subprocess.Popen(words, cwd=self.work, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
         if action == "stop":
             seconds = next(r["seconds"] for r in self.table["until_stopped"] if matches(r, text))
             try:

@@ -33,9 +33,9 @@ using json = nlohmann::json;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-const std::vector<std::string> kIds = {"cpu-mem", "storage", "h2d",  "d2h",
-                                       "hbm",     "gemm",    "p2p",  "nccl",
-                                       "nccl-pairs", "burn", "tokenizer", "loader", "train"};
+const std::vector<std::string> kIds = {"cpu-mem",   "storage", "h2d",  "d2h",        "hbm",
+                                       "gemm",      "p2p",     "nccl", "nccl-pairs", "burn",
+                                       "tokenizer", "loader",  "train"};
 
 // No GPU benchmark plugin, whatever this build or machine has: the GPU benchmarks skip.
 const std::string kNoPlugin = "TRAINRIG_GPU_BENCH_PLUGIN=/nonexistent/libtrainrig_gpu_bench.so";
@@ -419,9 +419,9 @@ TEST(BenchKeepPartial, StopsWhenItsParentDies) {
                             TRAINRIG_FAKE_GPU_BENCH_LIB + " FAKE_GPU_BENCH=slow";
     // sh starts the run in the background, prints its pid, gives it a second to start, and exits:
     // the run is orphaned.
-    auto r = run_sh("sh -c '" + env + " " + TRAINRIG_BINARY +
-                    " bench run h2d --keep-partial --json > " + out.string() +
-                    " 2>&1 & echo $!; sleep 1'");
+    auto r =
+        run_sh("sh -c '" + env + " " + TRAINRIG_BINARY + " bench run h2d --keep-partial --json > " +
+               out.string() + " 2>&1 & echo $!; sleep 1'");
     ASSERT_EQ(r.rc, 0) << r.err;
     const pid_t pid = std::stoi(r.out);
     bool gone = false;

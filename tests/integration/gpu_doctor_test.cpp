@@ -68,7 +68,7 @@ TEST(GpuDoctor, HgxH100IsHealthyAndRegisteredInTheFabric) {
 }
 
 TEST(GpuDoctor, WithoutADriverEveryGpuRuleSkipsWithTheReason) {
-    auto r = run_trainrig("doctor --json", "TRAINRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+    auto r = run_trainrig("doctor --json", "TRAINRIG_NVML_LIBRARY=libnvidia-ml-absent.so.1");
     auto doc = json::parse(r.out);
     int gpu_rules = 0;
     for (const auto& f : doc["findings"]) {

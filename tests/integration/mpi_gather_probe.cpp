@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
     auto& c = **comm;
     const int delay = argc > 1 ? std::atoi(argv[1]) : 0;
     if (c.rank() == c.world() - 1 && delay > 0) ::sleep(static_cast<unsigned>(delay));
-    const std::string mine(static_cast<size_t>(c.rank() + 1) << 20, static_cast<char>('a' + c.rank()));
+    const std::string mine(static_cast<size_t>(c.rank() + 1) << 20,
+                           static_cast<char>('a' + c.rank()));
     auto all = c.gather(mine, 0, std::chrono::steady_clock::now() + std::chrono::seconds(2));
     if (!all.ok()) {
         std::fprintf(stderr, "%s\n", all.status().message().c_str());

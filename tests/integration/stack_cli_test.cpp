@@ -108,13 +108,13 @@ TEST_F(StackCli, DataFromAFileAndItsErrors) {
     const std::string from = "current_to = \"";
     text.replace(text.find(from) + from.size(), 10, "2031-01-01");
     write("data.toml", text);
-    auto r = run_trainrig("stack --gpu b200 --json --data " + path("data.toml"));
+    auto r = run_trainrig("stack --gpu b200 --json --stack-data " + path("data.toml"));
     ASSERT_EQ(r.rc, 0) << r.err;
     auto doc = json::parse(r.out);
     EXPECT_EQ(doc["data"]["current_to"], "2031-01-01");
     EXPECT_EQ(doc["data"]["source"], path("data.toml"));
     write("bad.toml", "schema = \"trainrig.stack.data\"\nschema_version = 1\ncurrent_to = 3\n");
-    auto bad = run_trainrig("stack --gpu b200 --data " + path("bad.toml"));
+    auto bad = run_trainrig("stack --gpu b200 --stack-data " + path("bad.toml"));
     EXPECT_EQ(bad.rc, 2);
     EXPECT_NE(bad.err.find("\"current_to\" must be a date"), std::string::npos) << bad.err;
     auto env = run_trainrig("stack --gpu b200", "TRAINRIG_STACK_DATA=" + path("bad.toml"));

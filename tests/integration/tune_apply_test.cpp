@@ -65,12 +65,48 @@ protected:
             << "# the admin's own\nvm.swappiness = 5";
         original_ = tree(root_);
     }
+    // `apply` is a script's: --yes (without it, apply asks on a terminal and refuses elsewhere).
     RunResult tune(const std::string& args, const std::string& env = "") {
-        return run_trainrig("tune " + args + " --root " + root_.string(), env);
+        const bool apply = args.starts_with("apply") && args.find("--dry-run") == std::string::npos;
+        return run_trainrig("tune " + args + (apply ? " --yes" : "") + " --root " + root_.string(),
+                            env);
     }
     fs::path root_;
     std::map<std::string, std::string> original_;
 };
+
+// Without --yes and without a terminal to ask on, apply changes nothing and says what to pass.
+TEST_F(TuneApply, WithoutYesAndATerminalNothingChanges) {
+    fresh();
+    auto r = run_trainrig("tune apply --root " + root_.string());
+    EXPECT_EQ(r.rc, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("there is no terminal to ask on; pass --yes"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+    // On a terminal (script(1) gives it one) it shows the changes and asks; no answer is no.
+    r = run_sh("script -qec '" + std::string(TRAINRIG_BINARY) + " tune apply --root " +
+               root_.string() + "' /dev/null");
+    EXPECT_NE(r.out.find("Apply these "), std::string::npos) << r.out << r.err;
+    EXPECT_NE(r.out.find("Nothing changed."), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(differences(original_, tree(root_)), "");
+}
+
+// A value the kernel would refuse (a word for a number, a number out of range, a governor this
+// machine does not offer) is refused before anything is written.
+TEST_F(TuneApply, OverridesTheKernelWouldRefuseChangeNothing) {
+    fresh();
+    const fs::path bad = root_.string() + "-bad.toml";
+    for (const char* text :
+         {"[sysctl]\n\"vm.swappiness\" = \"abc\"\n", "[sysctl]\n\"vm.swappiness\" = -1\n",
+          "[cpu]\ngovernor = \"turbo\"\n"}) {
+        std::ofstream(bad) << text;
+        auto r = tune("apply --overrides " + bad.string());
+        EXPECT_EQ(r.rc, 2) << text << r.out << r.err;
+        EXPECT_NE(r.err.find("the kernel would refuse it"), std::string::npos) << r.err;
+        EXPECT_EQ(differences(original_, tree(root_)), "") << text;
+    }
+    fs::remove(bad);
+}
 
 TEST_F(TuneApply, RoundTripIsByteIdenticalAndIdempotent) {
     fresh();

@@ -91,7 +91,7 @@ TEST_P(TuneDoctorAgreement, TuneChangesExactlyWhatDoctorFlagsAndApplyMakesItPass
         }
     }
 
-    auto applied = run_trainrig("tune apply --root " + root_.string());
+    auto applied = run_trainrig("tune apply --yes --root " + root_.string());
     ASSERT_EQ(applied.rc, 0) << applied.err << applied.out;
     log_in_again();
     const fs::path env = root_ / "etc/trainrig/nccl.env";

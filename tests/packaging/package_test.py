@@ -32,7 +32,7 @@ def env_without_gpu():
     env = {k: v for k, v in os.environ.items()
            if k not in ("TRAINRIG_GPU_BENCH_PLUGIN", "TRAINRIG_TRAIN_PLUGIN",
                         "TRAINRIG_FAKE_NVML", "TRAINRIG_ROOT")}
-    env.update(TRAINRIG_NVML_LIBRARY="/nonexistent/libnvidia-ml.so.1", NO_COLOR="1")
+    env.update(TRAINRIG_NVML_LIBRARY="libnvidia-ml-absent.so.1", NO_COLOR="1")
     return env
 
 

@@ -325,15 +325,13 @@ TEST(BenchDocument, SchemaSummaryNotesAndExitCode) {
     EXPECT_EQ(doc.at("machine"), run.machine);
     ASSERT_EQ(doc.at("results").size(), 5u);
     EXPECT_EQ(doc.at("results")[1], record_json(run.records[1], run.thresholds));
-    EXPECT_EQ(
-        doc.at("summary"),
-        (json{{"pass", 1},
-                    {"warn", 1},
-                    {"fail", 1},
-                    {"info", 2},
-                    {"incomplete", 0},
-                    {"skipped", 1},
-                    {"errors", 0}}));
+    EXPECT_EQ(doc.at("summary"), (json{{"pass", 1},
+                                       {"warn", 1},
+                                       {"fail", 1},
+                                       {"info", 2},
+                                       {"incomplete", 0},
+                                       {"skipped", 1},
+                                       {"errors", 0}}));
     EXPECT_EQ(doc.at("skipped"), (json::array({{{"bench", "gemm"}, {"reason", "no GPU here"}}})));
     EXPECT_EQ(doc.at("errors"), json::array());
     EXPECT_EQ(doc.at("exit_code"), 1);

@@ -11,46 +11,18 @@
 
 #include "cli/command.h"
 #include "cli/shared_options.h"
+#include "cli_leaves.h"
 
 namespace trainrig {
 namespace {
 
-struct Leaf {
-    std::string path;  // "trainrig tune show"
-    CLI::App* app;
-};
-
-// A leaf is a command line that runs: an app that does not require a further subcommand.
-void collect_leaves(CLI::App* app, const std::string& path, std::vector<Leaf>& out) {
-    if (app->get_require_subcommand_min() == 0) out.push_back({path, app});
-    for (auto* sub : app->get_subcommands([](CLI::App*) { return true; }))
-        if (!sub->get_name().empty())  // option groups have no name
-            collect_leaves(sub, path + " " + sub->get_name(), out);
-}
-
-// A leaf's options, those in its option groups included.
-std::vector<const CLI::Option*> options_of(CLI::App* app) {
-    std::vector<const CLI::Option*> out;
-    for (const auto* o : app->get_options()) out.push_back(o);
-    for (auto* sub : app->get_subcommands([](CLI::App*) { return true; }))
-        if (sub->get_name().empty())
-            for (const auto* o : sub->get_options()) out.push_back(o);
-    return out;
-}
+using test::Leaf;
+using test::options_of;
 
 class CliContract : public ::testing::Test {
 protected:
-    void SetUp() override {
-        commands_ = make_commands();
-        for (auto& c : commands_) {
-            auto* sub = root_.add_subcommand(c->name(), c->summary());
-            c->declare(*sub);
-            collect_leaves(sub, std::string("trainrig ") + c->name(), leaves_);
-        }
-    }
-    CLI::App root_{"t", "trainrig"};
-    std::vector<std::unique_ptr<Command>> commands_;
-    std::vector<Leaf> leaves_;
+    test::CommandTable table_;
+    const std::vector<Leaf>& leaves_ = table_.leaves();
 };
 
 TEST_F(CliContract, TheTableHasEveryLeaf) {

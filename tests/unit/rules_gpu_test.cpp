@@ -76,6 +76,41 @@ TEST(GpuCount, LostGpuFails) {
     EXPECT_NE(f.summary.find("lost"), std::string::npos);
 }
 
+// A lost GPU's bus id cannot be read, so it is among the GPUs NVML does not list: the count
+// and the list must agree, and the lost one is not a GPU "the driver never took" when the kernel
+// log names it.
+TEST(GpuCount, ALostGpuIsCountedOnceAndNamedByTheKernelLog) {
+    auto s = healthy_gpus();
+    auto& lost = nvml_at(s, 1);
+    lost.lost = true;
+    const std::string lost_address = lost.bus_id.value();
+    lost.bus_id = {};
+    s.nvml.value().gpus.pop_back();  // and one the driver never took
+    const auto count_in = [](const std::string& summary) {
+        const std::string list = summary.substr(summary.rfind(": ") + 2);
+        return std::to_string(std::count(list.begin(), list.end(), ',') + 1);
+    };
+    // Without a kernel log: every GPU NVML misses is listed, and the count says so.
+    auto f = judge_one("gpu.count", s);
+    EXPECT_STATUS(f, kFail);
+    EXPECT_NE(f.summary.find(count_in(f.summary) + " GPU(s) on the PCI bus"), std::string::npos)
+        << f.summary;
+    EXPECT_NE(f.summary.find("1 of them the lost one(s)"), std::string::npos) << f.summary;
+    // The kernel log names the lost GPU: it is not listed among those never taken.
+    KernelLog log;
+    log.records.push_back({3, 1, 1,
+                           "NVRM: Xid (PCI:" + lost_address.substr(0, 10) +
+                               "): 79, pid=2345, name=python3, GPU has fallen off the bus."});
+    s.kernel_log = Fact<KernelLog>::known(log);
+    f = judge_one("gpu.count", s);
+    EXPECT_NE(f.summary.find("1 GPU(s) on the PCI bus that the driver does not list besides the "
+                             "lost one(s): "),
+              std::string::npos)
+        << f.summary;
+    EXPECT_EQ(f.summary.find(lost_address), std::string::npos) << f.summary;
+    EXPECT_NE(f.summary.find("0000:c1:00.0"), std::string::npos) << f.summary;
+}
+
 TEST(GpuCount, GpuOnTheBusButNotInNvmlFails) {
     auto s = healthy_gpus();
     s.nvml.value().gpus.pop_back();

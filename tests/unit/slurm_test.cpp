@@ -19,7 +19,8 @@ const char* kLine =
     "Partitions=gpu,debug  BootTime=2026-12-01T08:00:00 SlurmdStartTime=2026-12-01T08:01:00 "
     "LastBusyTime=2026-12-03T09:00:00 CfgTRES=cpu=128,mem=2000000M,billing=128 AllocTRES= "
     "CapWatts=n/a CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s ExtSensorsWatts=0 "
-    "ExtSensorsTemp=n/s Reason=trainrig:gpu.pcie-link GPU 3 x8 lnkwidth=8 [root@2026-12-03T10:00:00] "
+    "ExtSensorsTemp=n/s Reason=trainrig:gpu.pcie-link GPU 3 x8 lnkwidth=8 "
+    "[root@2026-12-03T10:00:00] "
     "Comment=(null)";
 
 TEST(SlurmNode, ReadsStateReasonAndPartitions) {

@@ -138,6 +138,44 @@ TEST(TuneOverrides, ReplaceAddAndRefuse) {
     EXPECT_EQ(refuse("[nccl]\n\"NCCL_DEBUG\\nrm -rf ~\" = \"INFO\"\n"),
               "site.toml line 2: [nccl] \"NCCL_DEBUG\nrm -rf ~\" is not a setting name (letters, "
               "digits, _ . / -)");
+    // Values the kernel would refuse are refused before anything is written: tune apply would
+    // otherwise write them, and sysctl --system would fail at every boot.
+    EXPECT_EQ(refuse("[sysctl]\n\"vm.swappiness\" = \"abc\"\n"),
+              "site.toml: [sysctl] vm.swappiness = \"abc\" is not an integer from 0 to 200; the "
+              "kernel would refuse it");
+    EXPECT_NE(refuse("[sysctl]\n\"vm.swappiness\" = -1\n").find("from 0 to 200"),
+              std::string::npos);
+    EXPECT_NE(refuse("[sysctl]\n\"vm.swappiness\" = 201\n").find("from 0 to 200"),
+              std::string::npos);
+    EXPECT_NE(refuse("[sysctl]\n\"kernel.numa_balancing\" = 7\n").find("from 0 to 3"),
+              std::string::npos);
+    EXPECT_NE(refuse("[sysctl]\n\"fs.file-max\" = -5\n").find("at least 0"), std::string::npos);
+    EXPECT_EQ(refuse("[cpu]\ngovernor = \"turbo\"\n"),
+              "site.toml: [cpu] governor = \"turbo\" is not one this machine offers "
+              "(conservative, ondemand, performance, powersave, schedutil, userspace); the kernel "
+              "would refuse it");
+    {  // the shape of a key tune does not know: as many integers as it holds
+        auto o = parse_overrides("[sysctl]\n\"net.ipv4.tcp_rmem\" = \"4096 131072\"\n", "s.toml");
+        ASSERT_TRUE(o.ok());
+        TuneRequest q;
+        q.overrides = *o;
+        q.overrides_file = "s.toml";
+        auto tcp = kStock;
+        tcp.sysctl["net.ipv4.tcp_rmem"] = "4096\t131072\t6291456";
+        auto pr = build_profile(test::healthy(), tcp, q);
+        ASSERT_FALSE(pr.ok());
+        EXPECT_NE(pr.status().message().find("is not 3 integers"), std::string::npos)
+            << pr.status().message();
+        q.overrides["sysctl"]["net.ipv4.tcp_rmem"] = "4096 131072 16777216";
+        EXPECT_TRUE(build_profile(test::healthy(), tcp, q).ok());
+        // A machine's own list of governors is the one judged by.
+        auto gov = parse_overrides("[cpu]\ngovernor = \"ondemand\"\n", "s.toml");
+        q.overrides = *gov;
+        tcp.governors = {"performance", "powersave"};
+        auto pg = build_profile(test::healthy(), tcp, q);
+        ASSERT_FALSE(pg.ok());
+        EXPECT_NE(pg.status().message().find("(performance, powersave)"), std::string::npos);
+    }
     EXPECT_EQ(refuse("[limits]\nnofile = \"unlimited\"\n"),
               "site.toml: [limits] nofile = unlimited is above fs.nr_open (finite): logins "
               "would fail to set it");

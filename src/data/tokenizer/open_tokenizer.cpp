@@ -77,6 +77,12 @@ Result<std::shared_ptr<const Tokenizer>> open_tokenizer(const std::string& spec)
     }
     if (fs::is_directory(spec, ec)) return open_folder(spec);
     if (fs::exists(spec, ec)) return open_file(spec);
+    return check_tokenizer_spec(spec);
+}
+
+Status check_tokenizer_spec(const std::string& spec) {
+    std::error_code ec;
+    if (find_preset(spec) != nullptr || fs::exists(spec, ec)) return ok_status();
     std::vector<std::string> names;
     for (const auto& p : presets()) names.emplace_back(p.name);
     return Status{Errc::kNotFound,

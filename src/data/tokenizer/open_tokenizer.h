@@ -15,4 +15,8 @@ namespace trainrig::data {
 // name (Meta ships Llama 3's tiktoken ranks as "tokenizer.model").
 Result<std::shared_ptr<const Tokenizer>> open_tokenizer(const std::string& spec);
 
+// The spec names a preset or an existing file or folder (nothing is read): the check a command
+// line gets before anything runs.
+Status check_tokenizer_spec(const std::string& spec);
+
 }  // namespace trainrig::data

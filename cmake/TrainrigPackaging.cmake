@@ -266,6 +266,10 @@ if [ "$1" = configure ]; then
         useradd --system --user-group --no-create-home --home-dir /var/lib/trainrig \
             --shell /usr/sbin/nologin --comment "trainrig watch" trainrig
     fi
+    # Where `trainrig validate --report` writes and the health checks read (TRAINRIG_REPORTS):
+    # a reports folder that exists, empty until the first validate, so that naming it is no
+    # error (a path given that does not exist is one).
+    install -d -m 0755 /var/lib/trainrig/reports
     if [ -d /run/systemd/system ]; then
         systemctl daemon-reload >/dev/null || true
         systemctl try-restart trainrig-watch.service >/dev/null || true

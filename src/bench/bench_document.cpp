@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/quantity.h"
 #include "core/version.h"
 
 namespace trainrig::bench {
@@ -108,13 +109,6 @@ nlohmann::json bench_document(const BenchRun& run) {
 
 namespace {
 
-// 3 significant figures: 2.08, 41.3, 254 (decided on the rounded value: 99.96 is "100").
-std::string sig3(double v) {
-    const double a = std::abs(v);
-    const int decimals = a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2;
-    return fmt::format("{:.{}f}", v, decimals);
-}
-
 std::string compact(const nlohmann::json& object) {
     std::string out;
     for (const auto& [k, v] : object.items())
@@ -124,18 +118,6 @@ std::string compact(const nlohmann::json& object) {
 }
 
 }  // namespace
-
-std::string human_value(double value, const std::string& unit) {
-    if (unit == "bytes/s") return sig3(value / 1e9) + " GB/s";
-    if (unit == "FLOP/s") return sig3(value / 1e12) + " TFLOP/s";
-    const char* prefix[] = {"", "k", "M", "G", "T"};
-    int k = 0;
-    while (std::abs(value) >= 999.5 && k < 4) {
-        value /= 1000;
-        ++k;
-    }
-    return fmt::format("{} {}{}", sig3(value), prefix[k], unit);
-}
 
 std::string render_bench_text(const BenchRun& run, bool verbose) {
     std::string out =
@@ -150,8 +132,8 @@ std::string render_bench_text(const BenchRun& run, bool verbose) {
         else if (r.verified && !*r.verified)
             status += " (wrong data: " + r.verify_detail + ")";
         out += fmt::format("{:<10} {:<14} {:<16} {:>15} {:>15} {:>6} {:>5.1f}%  {}\n", r.bench,
-                           r.name, compact(r.target), human_value(r.median(), r.unit),
-                           r.expected ? human_value(*r.expected, r.unit) : "-",
+                           r.name, compact(r.target), format_quantity(r.median(), r.unit),
+                           r.expected ? format_quantity(*r.expected, r.unit) : "-",
                            q ? fmt::format("{:.2f}", *q) : "-", 100 * r.cv(), status);
         out += fmt::format("{:<10} {}\n", "", compact(r.params));
         if (!r.expected && !r.no_expectation.empty())
@@ -159,7 +141,7 @@ std::string render_bench_text(const BenchRun& run, bool verbose) {
         if (verbose) {
             std::string samples;
             for (double sample : r.samples)
-                samples += (samples.empty() ? "" : ", ") + human_value(sample, r.unit);
+                samples += (samples.empty() ? "" : ", ") + format_quantity(sample, r.unit);
             out += fmt::format("{:<10} samples: {}\n", "", samples);
         }
     }

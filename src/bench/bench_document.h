@@ -37,7 +37,4 @@ nlohmann::json bench_document(const BenchRun& run);
 // `verbose`: every sample under its measurement.
 std::string render_bench_text(const BenchRun& run, bool verbose = false);
 
-// A figure in the unit people read: 21.3 GB/s, 771 TFLOP/s, 254 kIO/s, 2.08 Mtokens/s.
-std::string human_value(double value, const std::string& unit);
-
 }  // namespace trainrig::bench

@@ -1,12 +1,12 @@
 // read_all(); see read_all.h.
 #include "core/read_all.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-#include <fmt/format.h>
-
+#include "core/quantity.h"
 #include "core/text.h"
 
 namespace trainrig {
@@ -28,8 +28,9 @@ Result<std::string> read_all(int fd, std::string_view what, size_t max_bytes) {
         out.append(buf, static_cast<size_t>(n));
         if (out.size() > max_bytes) {
             ::close(fd);
-            return Status{Errc::kInvalidInput, fmt::format("cannot read {}: it is larger than {}",
-                                                           what, human_bytes(max_bytes))};
+            return Status{Errc::kInvalidInput,
+                          fmt::format("cannot read {}: it is larger than {}", what,
+                                      format_bytes(static_cast<double>(max_bytes)))};
         }
     }
     ::close(fd);

@@ -160,15 +160,6 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
     return out;
 }
 
-std::string human_bytes(uint64_t bytes) {
-    static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = static_cast<double>(bytes);
-    int u = 0;
-    while (v >= 1024.0 && u < 6) v /= 1024.0, ++u;
-    if (u == 0) return fmt::format("{} B", bytes);
-    return fmt::format("{:.{}f} {}", v, v < 10 ? 1 : 0, kUnits[u]);
-}
-
 std::optional<std::vector<int>> parse_cpulist(std::string_view s) {
     std::vector<int> cpus;
     s = trim(s);

@@ -41,9 +41,6 @@ std::string shell_quote(std::string_view w);
 // argv as one shell command line, each word quoted as shell_quote does.
 std::string shell_command(const std::vector<std::string>& argv);
 
-// "1.5 GiB", "512 MiB": binary units for memory sizes shown to humans.
-std::string human_bytes(uint64_t bytes);
-
 // Parses a kernel CPU list ("0-15,32-47") into sorted CPU numbers.
 std::optional<std::vector<int>> parse_cpulist(std::string_view s);
 // The inverse: sorted CPU numbers as "0-15,32-47".

@@ -2,6 +2,7 @@
 // article §2.3 (ECC off: silent corruption after 72 h), §4.3; NCCL troubleshooting (shm).
 #include <fmt/format.h>
 
+#include "core/quantity.h"
 #include "core/text.h"
 #include "doctor/rule.h"
 #include "policy/host_limits.h"
@@ -89,18 +90,20 @@ void check_shm(const Snapshot& s, const RuleOptions&, Finding& f) {
     }
     const auto& m = shm.value();
     f.evidence.push_back(fmt::format("/proc/self/mountinfo: /dev/shm {} ({})",
-                                     human_bytes(m.size_bytes), m.size_origin));
+                                     format_bytes(static_cast<double>(m.size_bytes)),
+                                     m.size_origin));
     if (m.size_bytes < kMinShm) {
         f.raise(FindingStatus::kWarn,
                 fmt::format("/dev/shm is {}: NCCL and DataLoader workers fail with bus errors or "
                             "\"unhandled system error\" when it fills",
-                            human_bytes(m.size_bytes)));
+                            format_bytes(static_cast<double>(m.size_bytes))));
         f.remedy =
             "Containers: run with --ipc=host or --shm-size=16g (Kubernetes: an emptyDir with "
             "medium: Memory at /dev/shm); hosts: mount -o remount,size=50% /dev/shm";
         return;
     }
-    f.raise(FindingStatus::kPass, fmt::format("/dev/shm is {}", human_bytes(m.size_bytes)));
+    f.raise(FindingStatus::kPass,
+            fmt::format("/dev/shm is {}", format_bytes(static_cast<double>(m.size_bytes))));
 }
 
 }  // namespace

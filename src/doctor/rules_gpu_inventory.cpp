@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "core/quantity.h"
 #include "core/text.h"
 #include "doctor/gpus.h"
 #include "doctor/kmsg_events.h"
@@ -157,7 +158,8 @@ void check_uniform(const Snapshot& s, const RuleOptions&, Finding& f) {
         const std::string* name = read.get(*g, g->name);
         const uint64_t* mem = read.get(*g, g->memory_total_bytes);
         if (!name || !mem) continue;
-        kinds[fmt::format("{}, {}", *name, human_bytes(*mem))].push_back(g->index);
+        kinds[fmt::format("{}, {}", *name, format_bytes(static_cast<double>(*mem)))].push_back(
+            g->index);
     }
     if (f.status == FindingStatus::kError) return;
     if (read.skip_if_none(kinds.size(), "the GPU name and memory")) return;

@@ -2,6 +2,7 @@
 // at full width. article §3.2 (Above 4G Decoding), §2.3 (x16 per GPU), §5.1.
 #include <fmt/format.h>
 
+#include "core/quantity.h"
 #include "core/text.h"
 #include "doctor/gpus.h"
 #include "doctor/nvml_gpus.h"
@@ -138,15 +139,16 @@ void check_gpu_bar(const Snapshot& s, const RuleOptions&, Finding& f) {
         }
         const uint64_t size = bar1.end - bar1.start + 1;
         const auto* model = g->device.is_known() ? find_nvidia_gpu(g->device.value()) : nullptr;
-        std::string line =
-            fmt::format("{}: BAR1 {} at 0x{:x}{}{}", gpu_label(*g), human_bytes(size), bar1.start,
-                        (bar1.flags & kIoresourcePrefetch) ? ", prefetchable" : "",
-                        (bar1.flags & kIoresourceMem) ? "" : " (not a memory BAR?)");
+        std::string line = fmt::format("{}: BAR1 {} at 0x{:x}{}{}", gpu_label(*g),
+                                       format_bytes(static_cast<double>(size)), bar1.start,
+                                       (bar1.flags & kIoresourcePrefetch) ? ", prefetchable" : "",
+                                       (bar1.flags & kIoresourceMem) ? "" : " (not a memory BAR?)");
         f.evidence.push_back(line);
         if (model && model->datacenter && size < (uint64_t(model->memory_gib) << 30)) {
-            f.raise(FindingStatus::kWarn,
-                    fmt::format("BAR1 of {} is {}, smaller than its {} GiB of memory",
-                                gpu_label(*g), human_bytes(size), model->memory_gib));
+            f.raise(
+                FindingStatus::kWarn,
+                fmt::format("BAR1 of {} is {}, smaller than its {} GiB of memory", gpu_label(*g),
+                            format_bytes(static_cast<double>(size)), model->memory_gib));
             continue;
         }
         ++ok;

@@ -2,6 +2,7 @@
 // instead of SATA; loaders, not GPUs, are the bottleneck).
 #include <fmt/format.h>
 
+#include "core/quantity.h"
 #include "core/text.h"
 #include "doctor/rule.h"
 
@@ -32,8 +33,9 @@ void check_data_dir(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (!disks.empty()) f.evidence.push_back("disks behind it: " + join(disks, ", "));
     std::string space;
     if (d.free_bytes.is_known() && d.total_bytes.is_known() && d.total_bytes.value() > 0) {
-        space = fmt::format(", {} free of {}", human_bytes(d.free_bytes.value()),
-                            human_bytes(d.total_bytes.value()));
+        space =
+            fmt::format(", {} free of {}", format_bytes(static_cast<double>(d.free_bytes.value())),
+                        format_bytes(static_cast<double>(d.total_bytes.value())));
         f.evidence.push_back("statvfs:" + space.substr(1));
         if (double(d.free_bytes.value()) < kMinFreeRatio * double(d.total_bytes.value()))
             f.raise(FindingStatus::kWarn,

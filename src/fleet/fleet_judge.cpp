@@ -8,6 +8,7 @@
 #include <set>
 
 #include "bench/bench_document.h"
+#include "core/quantity.h"
 #include "core/text.h"
 #include "fleet/robust_stats.h"
 
@@ -131,8 +132,8 @@ void outliers(const std::vector<NodeInput>& nodes, const FleetOptions& o, FleetR
             if (worse <= s.allowed) continue;
             const double deviation = 100 * (m.value - s.median) / s.median;
             const std::string where = node.name + (m.device.empty() ? "" : " " + m.device);
-            f.evidence.push_back(fmt::format("{}: {:.4g} {} ({:+.1f} % against the median)", where,
-                                             m.value, m.unit, deviation));
+            f.evidence.push_back(fmt::format("{}: {} ({:+.1f} % against the median)", where,
+                                             format_quantity(m.value, m.unit), deviation));
             if (std::find(f.nodes.begin(), f.nodes.end(), node.name) == f.nodes.end())
                 f.nodes.push_back(node.name);
             reasons[node.name].push_back(f.id + (m.device.empty() ? "" : " " + m.device));
@@ -146,10 +147,11 @@ void outliers(const std::vector<NodeInput>& nodes, const FleetOptions& o, FleetR
         }
         if (!f.nodes.empty()) {
             f.summary = fmt::format(
-                "{}: {} of {} values {} the fleet median {:.4g} {} by more than {:.4g} (3 robust "
+                "{}: {} of {} values {} the fleet median {} by more than {} (3 robust "
                 "standard deviations, at least {:.0f} %)",
                 s.label, f.evidence.size(), ms.size(), s.higher_is_better ? "below" : "above",
-                s.median, s.unit, s.allowed, 100 * o.min_deviation);
+                format_quantity(s.median, s.unit), format_quantity(s.allowed, s.unit),
+                100 * o.min_deviation);
             out.findings.push_back(std::move(f));
         }
         out.measurements.push_back(std::move(s));
@@ -201,9 +203,9 @@ void judge_fleet_pairs(FleetPairs& p, const std::vector<NodeInput>& nodes, const
     f.summary = fmt::format(
         "{}: {} of {} node pairs below the pairs' median {} by more than {}; {} node{} to drain, "
         "{} to re-test",
-        p.label, j.slow.size(), p.results.size(), bench::human_value(j.median, p.unit),
-        bench::human_value(j.median - j.threshold, p.unit), p.bad.size(),
-        p.bad.size() == 1 ? "" : "s", p.unresolved.size());
+        p.label, j.slow.size(), p.results.size(), format_quantity(j.median, p.unit),
+        format_quantity(j.median - j.threshold, p.unit), p.bad.size(), p.bad.size() == 1 ? "" : "s",
+        p.unresolved.size());
     auto describe = [&](int s, bool bad) {
         std::vector<double> own;
         size_t slow = 0, with_good = 0;
@@ -223,7 +225,7 @@ void judge_fleet_pairs(FleetPairs& p, const std::vector<NodeInput>& nodes, const
         f.evidence.push_back(
             fmt::format("{}: {} of {} pairs slow, median {} ({:+.1f} % against "
                         "the pairs' median)",
-                        name, slow, own.size(), bench::human_value(median(own), p.unit),
+                        name, slow, own.size(), format_quantity(median(own), p.unit),
                         100 * (median(own) - j.median) / j.median));
         (bad ? judging.pair_bad : judging.pair_unknown)[name].push_back(id + " " + detail);
         cells[name] = {bad ? CheckState::kDrain : CheckState::kUnknown,

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "bench/bench_document.h"
+#include "core/quantity.h"
 #include "fleet/fleet_render.h"
 #include "fleet/fleet_report.h"
 #include "validate/report_render.h"
@@ -264,12 +265,12 @@ std::string strip_plot(const Strip& p) {
         s += fmt::format(
             "<circle class=\"flagged\" cx=\"{:.1f}\" cy=\"{}\" r=\"3\" "
             "fill=\"#b3261e\"><title>{}: {}</title></circle>",
-            X(pct(v)), base + 5, h(who), h(bench::human_value(v, p.unit)));
+            X(pct(v)), base + 5, h(who), h(format_quantity(v, p.unit)));
     s += fmt::format(
         "<text x=\"{:.1f}\" y=\"10\" text-anchor=\"middle\">median {}</text>"
         "<text x=\"{}\" y=\"{}\">{:+.1f} %</text><text x=\"{}\" y=\"{}\" "
         "text-anchor=\"end\">{:+.1f} %</text></svg>",
-        X(0), h(bench::human_value(p.median, p.unit)), L, H - 4, lo, W - R, H - 4, hi);
+        X(0), h(format_quantity(p.median, p.unit)), L, H - 4, lo, W - R, H - 4, hi);
     s += fmt::format(
         "<div class=\"meta\">{} values; beyond the dashed line ({:+.1f} %) is an "
         "outlier",
@@ -384,7 +385,7 @@ std::string pair_matrix(const FleetResult& r, const FleetPairs& p) {
                     cell - 1, slow ? "#d9534f" : "#7fbf8e",
                     h(r.nodes[static_cast<size_t>(x.pair.first)].name),
                     h(r.nodes[static_cast<size_t>(x.pair.second)].name),
-                    h(bench::human_value(x.value, p.unit)));
+                    h(format_quantity(x.value, p.unit)));
         }
     return s + "</svg>\n";
 }
@@ -400,8 +401,8 @@ std::string pairs_section(const FleetResult& r) {
     s += fmt::format(
         " Median {}; a pair below {} is slow ({} of them). Green: at full speed; "
         "red: slow; blank: not measured.</p>\n",
-        h(bench::human_value(p.judgement.median, p.unit)),
-        h(bench::human_value(p.judgement.threshold, p.unit)), p.judgement.slow.size());
+        h(format_quantity(p.judgement.median, p.unit)),
+        h(format_quantity(p.judgement.threshold, p.unit)), p.judgement.slow.size());
     std::vector<double> values;
     for (const auto& x : p.results) values.push_back(x.value);
     Strip strip{"pairs",

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "bench/bench_document.h"
+#include "core/quantity.h"
 #include "fleet/fleet_render.h"
 #include "fleet/fleet_report.h"
 
@@ -97,9 +98,9 @@ std::string md_measurements(const FleetResult& r) {
     for (const auto& m : r.measurements) {
         const std::string edge =
             m.judged ? fmt::format("{} ({}{:.1f} %)",
-                                   bench::human_value(m.higher_is_better ? m.median - m.allowed
-                                                                         : m.median + m.allowed,
-                                                      m.unit),
+                                   format_quantity(m.higher_is_better ? m.median - m.allowed
+                                                                      : m.median + m.allowed,
+                                                   m.unit),
                                    m.higher_is_better ? "-" : "+",
                                    m.median != 0 ? 100 * m.allowed / std::fabs(m.median) : 0.0)
                      : "not judged: too few nodes";
@@ -110,7 +111,7 @@ std::string md_measurements(const FleetResult& r) {
                                       100 * (f.value - m.median) / m.median));
         md += fmt::format("| {}{} | {} on {} nodes | {} | {} | {} |\n", m.label,
                           m.params.empty() ? "" : " (" + md_cell(m.params) + ")", m.values.size(),
-                          m.nodes, bench::human_value(m.median, m.unit), edge,
+                          m.nodes, format_quantity(m.median, m.unit), edge,
                           md_cell(some_names(who, 8)));
     }
     return md + "\n";
@@ -124,8 +125,8 @@ std::string md_pairs(const FleetResult& r) {
                                  p.label, p.results.size(), p.retests.size(), p.source);
     if (!p.judged) return md + "Too few pairs to judge.\n\n";
     md += fmt::format("Median {}; a pair below {} is slow: {} of them.\n\n",
-                      bench::human_value(p.judgement.median, p.unit),
-                      bench::human_value(p.judgement.threshold, p.unit), p.judgement.slow.size());
+                      format_quantity(p.judgement.median, p.unit),
+                      format_quantity(p.judgement.threshold, p.unit), p.judgement.slow.size());
     std::vector<std::string> bad, unresolved;
     for (int i : p.bad) bad.push_back(name(i));
     for (int i : p.unresolved) unresolved.push_back(name(i));
@@ -141,7 +142,7 @@ std::string md_pairs(const FleetResult& r) {
     md += "\n| pair | value |\n|---|---|\n";
     for (size_t i = 0; i < slow.size() && i < kOpenRows; ++i)
         md += fmt::format("| {} - {} | {} |\n", name(slow[i]->pair.first),
-                          name(slow[i]->pair.second), bench::human_value(slow[i]->value, p.unit));
+                          name(slow[i]->pair.second), format_quantity(slow[i]->value, p.unit));
     if (slow.size() > kOpenRows)
         md += fmt::format("\n{} more slow pairs in fleet-report.json.\n", slow.size() - kOpenRows);
     return md + "\n";

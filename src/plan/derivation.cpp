@@ -37,15 +37,6 @@ std::string num(double v) {
     return fmt::format("{:.4g}", v);
 }
 
-std::string grouped(int64_t v) {
-    std::string digits = std::to_string(v < 0 ? -v : v), out;
-    for (size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return v < 0 ? "-" + out : out;
-}
-
 std::string gb(double bytes) { return three(bytes / 1e9) + " GB"; }
 
 std::string billions(double params) {
@@ -54,17 +45,5 @@ std::string billions(double params) {
 }
 
 std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
-
-std::string seconds(double s) {
-    if (s == 0) return "0 s";
-    if (s < 1e-3) return three(s * 1e6) + " us";
-    if (s < 1) return three(s * 1e3) + " ms";
-    if (s < 120) return three(s) + " s";
-    if (s < 7200) return three(s / 60) + " min";
-    if (s < 3 * 86400) return three(s / 3600) + " h";
-    return three(s / 86400) + " d";
-}
-
-std::string rate(double bytes_per_s) { return three(bytes_per_s / 1e9) + " GB/s"; }
 
 }  // namespace trainrig::plan

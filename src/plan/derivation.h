@@ -34,15 +34,13 @@ private:
     std::vector<Step> steps_;
 };
 
-// Short human forms for substituted formulas: "6.74e9", "4096", "1.07 GB".
+// Short human forms for substituted formulas: "6.74e9", "4096", "1.07 GB" (durations, rates and
+// counts are core/quantity.h's, as everywhere).
 std::string num(double v);
 // Engineering units, never 1.2e+19: "444 GFLOP" with a unit, "10.9P" without.
 std::string si(double v, std::string_view unit = "");
-std::string grouped(int64_t v);        // "13,015,864,320"
-std::string gb(double bytes);          // decimal GB, 3 significant digits
-std::string billions(double params);   // parameter counts as papers write them: "13.02B", "124.4M"
-std::string gib(double bytes);         // binary GiB
-std::string seconds(double s);         // "43.1 ms", "2.41 s", "3.2 h", "12.5 d"
-std::string rate(double bytes_per_s);  // "230 GB/s"
+std::string gb(double bytes);         // decimal GB, 3 significant digits
+std::string billions(double params);  // parameter counts as papers write them: "13.02B", "124.4M"
+std::string gib(double bytes);        // binary GiB
 
 }  // namespace trainrig::plan

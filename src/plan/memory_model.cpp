@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/text.h"
 #include "core/units.h"
 #include "plan/flops.h"
 
@@ -267,20 +268,23 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParamCounts& p, const J
                                      m.hidden, r, s, b, m.vocab, j.tp),
                          output, "Korthikanti et al. 2022 §4.3 (output layer, cross entropy)");
     }
-    mem.cuda_context =
-        add("memory.cuda_context", "CUDA context (PyTorch, lazy loading)", "426 MiB", "426 MiB",
-            kCudaContext, "measured bare context: unslothai/unsloth-zoo#1053; pytorch#109888");
-    int comms = 0;
+    mem.cuda_context = add("memory.cuda_context", "CUDA context (PyTorch, lazy loading)",
+                           "a fixed size: a bare PyTorch context with lazy loading, as measured",
+                           "426 x 2^20 bytes", kCudaContext,
+                           "measured bare context: unslothai/unsloth-zoo#1053; pytorch#109888");
     double nccl = 0;
-    for (int degree : {dp, j.tp, j.pp})
+    std::vector<std::string> terms;  // "688 MB (DP 4)"
+    for (const auto& [name, degree] : {std::pair{"DP", dp}, {"TP", j.tp}, {"PP", j.pp}})
         if (degree > 1) {
-            ++comms;
             nccl += degree == 2 ? kNcclPair : kNcclGroup;
+            terms.push_back(
+                fmt::format("{} ({} {})", gb(degree == 2 ? kNcclPair : kNcclGroup), name, degree));
         }
-    mem.nccl = add("memory.nccl", "NCCL buffers (one communicator per parallel dimension > 1)",
-                   "544 MB per 2-rank, 688 MB per larger communicator",
-                   fmt::format("{} communicator(s)", comms), nccl,
-                   "measured on 4x A100 (NVIDIA/nccl#964)");
+    mem.nccl =
+        add("memory.nccl", "NCCL buffers (one communicator per parallel dimension > 1)",
+            "544 MB per 2-rank, 688 MB per larger communicator",
+            terms.empty() ? std::string("0 (no parallel dimension above 1)") : join(terms, " + "),
+            nccl, "measured on 4x A100 (NVIDIA/nccl#964)");
     if (d)
         d->add("memory.total", fmt::format("memory per GPU, ZeRO-{}", zero),
                "weights + gradients + optimizer + buffers + activations + logits + context + NCCL",

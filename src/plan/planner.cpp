@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/quantity.h"
 #include "plan/comm_model.h"
 
 namespace trainrig::plan {
@@ -220,7 +221,7 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
                   "micro-steps x (4, or 6 with full recompute) x L/PP x 2(t-1)/t x e·s·b·h / busbw",
                   fmt::format("{} x {} x {} x {:.3g} x {} / {}", micro_steps, per_layer,
                               num(layers_per_stage), busbw_factor(Collective::kAllReduce, j.tp),
-                              gb(bytes), rate(link.busbw)),
+                              gb(bytes), format_rate(link.busbw)),
                   tp_micro * static_cast<double>(micro_steps), "s", kMegatron);
     }
     if (j.pp > 1) {
@@ -238,14 +239,14 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
         c.pp_seconds = d.add(
             "comm.pp_seconds", "pipeline sends per step (activations forward, gradients back)",
             "micro-steps x 2 x e·s·b·h/SP / bandwidth",
-            fmt::format("{} x 2 x {} / {}", micro_steps, gb(bytes), rate(c.pp_bandwidth)),
+            fmt::format("{} x 2 x {} / {}", micro_steps, gb(bytes), format_rate(c.pp_bandwidth)),
             pp_micro * static_cast<double>(micro_steps), "s", kMegatron);
     }
     const double micro = t.forward_per_micro + t.backward_per_micro + tp_micro + pp_micro;
     t.bubble = (j.pp - 1) * micro;
     t.pipeline = d.add("time.pipeline", "forward and backward of all micro-steps, bubble included",
                        "(micro-steps + PP - 1) x (forward + backward + TP + PP traffic)",
-                       fmt::format("({} + {} - 1) x {}", micro_steps, j.pp, seconds(micro)),
+                       fmt::format("({} + {} - 1) x {}", micro_steps, j.pp, format_duration(micro)),
                        (static_cast<double>(micro_steps) + j.pp - 1) * micro, "s", kMegatron);
 
     // Data-parallel traffic, and the compute it hides under.
@@ -276,63 +277,87 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
         };
         const double m_steps = static_cast<double>(micro_steps);
         const double fwd = t.forward_per_micro, bwd = t.backward_per_micro;
-        std::string formula, subst;
+        std::string formula, subst, exposed_formula, exposed_subst;
         switch (chosen) {
             case 0:
                 c.dp_seconds = ar(grads);
                 c.dp_overlap_window = bwd;
+                c.dp_window_what = "the last micro-step's backward";
                 c.dp_exposed = std::max(0.0, c.dp_seconds - bwd);
+                exposed_formula = "max(0, all_reduce - last backward)";
+                exposed_subst = fmt::format("max(0, {} - {})", format_duration(ar(grads)),
+                                            format_duration(bwd));
                 c.dp_bytes_per_step = grads * busbw_factor(Collective::kAllReduce, dp);
                 formula =
                     "all_reduce(gradients) once per step, under the last micro-step's backward";
-                subst = fmt::format("2({0}-1)/{0} x {1} / {2}", dp, gb(grads), rate(link.busbw));
+                subst =
+                    fmt::format("2({0}-1)/{0} x {1} / {2}", dp, gb(grads), format_rate(link.busbw));
                 break;
             case 1:
                 c.dp_seconds = rs(grads) + ag(weights);
                 c.dp_overlap_window = bwd;
+                c.dp_window_what = "the last micro-step's backward";
+                c.dp_after_step = ag(weights);
                 c.dp_exposed = std::max(0.0, rs(grads) - bwd) + ag(weights);
+                exposed_formula =
+                    "max(0, reduce_scatter - last backward) + all_gather after the step";
+                exposed_subst = fmt::format("max(0, {} - {}) + {}", format_duration(rs(grads)),
+                                            format_duration(bwd), format_duration(ag(weights)));
                 c.dp_bytes_per_step = (grads + weights) * busbw_factor(Collective::kAllGather, dp);
                 formula =
                     "reduce_scatter(gradients) under the last backward + all_gather(weights) after "
                     "the step";
                 subst = fmt::format("({0}-1)/{0} x ({1} + {2}) / {3}", dp, gb(grads), gb(weights),
-                                    rate(link.busbw));
+                                    format_rate(link.busbw));
                 break;
             case 2:
                 c.dp_seconds = m_steps * rs(grads) + ag(weights);
                 c.dp_overlap_window = m_steps * bwd;
+                c.dp_window_what = "each micro-step's backward";
+                c.dp_after_step = ag(weights);
                 c.dp_exposed = m_steps * std::max(0.0, rs(grads) - bwd) + ag(weights);
+                exposed_formula =
+                    "micro-steps x max(0, reduce_scatter - backward) + all_gather after the step";
+                exposed_subst = fmt::format("{} x max(0, {} - {}) + {}", micro_steps,
+                                            format_duration(rs(grads)), format_duration(bwd),
+                                            format_duration(ag(weights)));
                 c.dp_bytes_per_step =
                     (m_steps * grads + weights) * busbw_factor(Collective::kAllGather, dp);
                 formula =
                     "reduce_scatter(gradients) every micro-step under its backward + "
                     "all_gather(weights) after the step";
                 subst = fmt::format("({0}-1)/{0} x ({1} x {2} + {3}) / {4}", dp, micro_steps,
-                                    gb(grads), gb(weights), rate(link.busbw));
+                                    gb(grads), gb(weights), format_rate(link.busbw));
                 break;
             default:
                 c.dp_seconds = m_steps * (2 * ag(weights) + rs(grads));
                 c.dp_overlap_window = m_steps * (fwd + bwd);
+                c.dp_window_what = "each micro-step's forward and backward";
                 c.dp_exposed = m_steps * (std::max(0.0, ag(weights) - fwd) +
                                           std::max(0.0, ag(weights) + rs(grads) - bwd));
+                exposed_formula =
+                    "micro-steps x (max(0, all_gather - forward) + max(0, all_gather + "
+                    "reduce_scatter - backward))";
+                exposed_subst = fmt::format("{} x (max(0, {} - {}) + max(0, {} + {} - {}))",
+                                            micro_steps, format_duration(ag(weights)),
+                                            format_duration(fwd), format_duration(ag(weights)),
+                                            format_duration(rs(grads)), format_duration(bwd));
                 c.dp_bytes_per_step =
                     m_steps * (2 * weights + grads) * busbw_factor(Collective::kAllGather, dp);
                 formula =
                     "every micro-step: all_gather(weights) under forward, all_gather(weights) + "
                     "reduce_scatter(gradients) under backward";
                 subst = fmt::format("{0} x ({1}-1)/{1} x (2 x {2} + {3}) / {4}", micro_steps, dp,
-                                    gb(weights), gb(grads), rate(link.busbw));
+                                    gb(weights), gb(grads), format_rate(link.busbw));
         }
         d.add("comm.dp_seconds",
               fmt::format("data-parallel traffic per step (ZeRO-{}, {} ranks over {})", chosen, dp,
                           link.over),
               formula, subst, c.dp_seconds, "s",
               std::string(kNcclTests) + "; ZeRO paper §7 (2Ψ, 3Ψ for stage 3)");
-        d.add("comm.dp_exposed", "data-parallel time that does not hide under compute",
-              "Σ max(0, traffic - compute it overlaps)",
-              fmt::format("{} traffic vs {} compute", seconds(c.dp_seconds),
-                          seconds(c.dp_overlap_window)),
-              c.dp_exposed, "s",
+        d.add("comm.dp_exposed",
+              fmt::format("data-parallel time that does not hide under {}", c.dp_window_what),
+              exposed_formula, exposed_subst, c.dp_exposed, "s",
               "PyTorch DDP / FSDP overlap communication with backward (and forward for prefetch)");
     }
 
@@ -350,32 +375,34 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
         t.optimizer =
             d.add("time.optimizer", "optimizer step (memory-bound)",
                   "local params x (read gradient + read/write states + write weight) / (HBM x 0.8)",
-                  fmt::format("{} x {} B / {}", num(local), num(per_param), rate(bw)),
+                  fmt::format("{} x {} B / {}", num(local), num(per_param), format_rate(bw)),
                   local * per_param / bw, "s",
                   "HBM efficiency 0.79-0.87 in STREAM-like copies (Azure AI-benchmarking-guide)");
     }
 
-    t.step = d.add("time.step", "step time", "pipeline + exposed DP traffic + optimizer",
-                   fmt::format("{} + {} + {}", seconds(t.pipeline), seconds(c.dp_exposed),
-                               seconds(t.optimizer)),
+    t.step = d.add("time.step", "step time",
+                   "micro-steps (forward, backward, TP/PP traffic, bubble) + exposed DP traffic + "
+                   "optimizer",
+                   fmt::format("{} + {} + {}", format_duration(t.pipeline),
+                               format_duration(c.dp_exposed), format_duration(t.optimizer)),
                    t.pipeline + c.dp_exposed + t.optimizer, "s", "sum of the above");
     t.tokens_per_second =
         d.add("time.tokens_per_second", "training throughput", "global batch x seq / step",
-              fmt::format("{} / {}", num(plan.tokens_per_step), seconds(t.step)),
+              fmt::format("{} / {}", num(plan.tokens_per_step), format_duration(t.step)),
               plan.tokens_per_step / t.step, "tokens/s", "definition");
     t.mfu = d.add("time.mfu", "end-to-end MFU", "model FLOPs per step / (step x GPUs x peak)",
                   fmt::format("{} / ({} x {} x {:.4g} TFLOP/s)", num(plan.flops_per_step),
-                              seconds(t.step), machine.gpus, peak / 1e12),
+                              format_duration(t.step), machine.gpus, peak / 1e12),
                   plan.flops_per_step / (t.step * machine.gpus * peak), "ratio",
                   "PaLM App. B (MFU excludes recomputation)");
     if (j.tokens > 0) {
         t.steps = std::ceil(j.tokens / plan.tokens_per_step);
         t.seconds =
             d.add("time.train_seconds", "time to train", "ceil(tokens / tokens per step) x step",
-                  fmt::format("{} x {}", num(t.steps), seconds(t.step)), t.steps * t.step, "s",
-                  "definition");
+                  fmt::format("{} x {}", num(t.steps), format_duration(t.step)), t.steps * t.step,
+                  "s", "definition");
         t.gpu_hours = d.add("time.gpu_hours", "GPU-hours", "GPUs x time",
-                            fmt::format("{} x {}", machine.gpus, seconds(t.seconds)),
+                            fmt::format("{} x {}", machine.gpus, format_duration(t.seconds)),
                             machine.gpus * t.seconds / 3600, "GPU-h", "definition");
         t.energy_kwh =
             d.add("time.energy_kwh", "GPU energy (board power at TDP)", "GPU-hours x TDP",
@@ -415,9 +442,12 @@ Result<Plan> make_plan(const ModelSpec& m, const JobSpec& job, const Machine& ma
             "make room",
             gib(plan.memory.headroom()), 100 * MemoryBreakdown::kMemoryMargin));
     if (c.dp_exposed > 0.05 * t.step)
-        plan.warnings.push_back(
-            fmt::format("{} of data-parallel traffic per step does not hide under compute",
-                        seconds(c.dp_exposed)));
+        plan.warnings.push_back(fmt::format(
+            "{} of data-parallel traffic per step is exposed{}", format_duration(c.dp_exposed),
+            c.dp_after_step > 0
+                ? fmt::format(" ({} of it the all-gather of the weights after the step)",
+                              format_duration(c.dp_after_step))
+                : ""));
     if (t.bubble > 0.1 * t.step)
         plan.warnings.push_back(
             fmt::format("the pipeline bubble is {:.0f}% of the step; more micro-steps shrink it",

@@ -23,7 +23,9 @@ struct CommPlan {
     std::string dp_over, tp_over, pp_over;
     double dp_seconds = 0;         // all DP collectives of a step
     double dp_overlap_window = 0;  // compute they can hide under
-    double dp_exposed = 0;         // what does not hide
+    std::string dp_window_what;    // which compute: "the last micro-step's backward"
+    double dp_after_step = 0;      // of dp_seconds, what runs after the step (ZeRO-1/2's gather)
+    double dp_exposed = 0;         // what does not hide, dp_after_step included
     double tp_seconds = 0;         // per step, on the critical path
     double pp_seconds = 0;         // per step, on the critical path
 };

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/quantity.h"
+
 namespace trainrig::plan {
 
 namespace {
@@ -64,7 +66,7 @@ json memory_json(const MemoryBreakdown& mem) {
 
 }  // namespace
 
-std::string render_plan_table(const Plan& p, const Target& target) {
+std::string render_plan_table(const Plan& p, const Target& target, bool explained) {
     const JobSpec& j = p.job;
     std::string out = fmt::format("{} on {}\n\n", p.model.name, machine_line(p));
     out += fmt::format("  job          {}\n", job_line(p));
@@ -104,23 +106,34 @@ std::string render_plan_table(const Plan& p, const Target& target) {
     }
     out += "\n";
     const CommPlan& c = p.comm;
-    if (p.dp > 1)
+    if (p.dp > 1) {
+        // The part that can overlap (under which compute, and whether it hides), then the part
+        // that runs after the step (ZeRO-1/2's all-gather of the weights), then their sum.
+        const double overlapping = c.dp_seconds - c.dp_after_step;
+        const double unhidden = c.dp_exposed - c.dp_after_step;
+        std::string how =
+            fmt::format("{} under {} ({}): {}", format_duration(overlapping), c.dp_window_what,
+                        format_duration(c.dp_overlap_window),
+                        unhidden > 0 ? format_duration(unhidden) + " not hidden" : "hidden");
+        if (c.dp_after_step > 0)
+            how += fmt::format("; {} after the step", format_duration(c.dp_after_step));
         out += fmt::format(
-            "  DP traffic   ZeRO-{}, {} ranks over {} ({} bus): {} per step, {} under "
-            "compute of {} -> {}\n",
-            j.zero, p.dp, c.dp_over, rate(c.dp_busbw), seconds(c.dp_seconds),
-            c.dp_exposed > 0 ? "not all hidden" : "hidden", seconds(c.dp_overlap_window),
-            c.dp_exposed > 0 ? seconds(c.dp_exposed) + " exposed" : "0 exposed");
+            "  DP traffic   ZeRO-{}, {} ranks over {} ({} bus): {} per step; {} -> {} "
+            "exposed\n",
+            j.zero, p.dp, c.dp_over, format_rate(c.dp_busbw), format_duration(c.dp_seconds), how,
+            format_duration(c.dp_exposed));
+    }
     if (j.tp > 1)
         out += fmt::format("  TP traffic   {} ranks over {} ({} bus): {} per step\n", j.tp,
-                           c.tp_over, rate(c.tp_busbw), seconds(c.tp_seconds));
+                           c.tp_over, format_rate(c.tp_busbw), format_duration(c.tp_seconds));
     if (j.pp > 1)
         out += fmt::format("  PP traffic   over {} ({}): {} per step; bubble {}\n", c.pp_over,
-                           rate(c.pp_bandwidth), seconds(c.pp_seconds), seconds(p.time.bubble));
+                           format_rate(c.pp_bandwidth), format_duration(c.pp_seconds),
+                           format_duration(p.time.bubble));
     const TimePlan& t = p.time;
-    out += fmt::format("  step         {} = compute {} + exposed DP {} + optimizer {}\n",
-                       seconds(t.step), seconds(t.pipeline), seconds(c.dp_exposed),
-                       seconds(t.optimizer));
+    out += fmt::format("  step         {} = micro-steps {} + exposed DP {} + optimizer {}\n",
+                       format_duration(t.step), format_duration(t.pipeline),
+                       format_duration(c.dp_exposed), format_duration(t.optimizer));
     out += fmt::format(
         "  throughput   {:.0f} tokens/s ({:.0f} per GPU), end-to-end MFU {:.1f}% "
         "(math assumed at {:.0f}% of {:.0f} TFLOP/s {})\n",
@@ -131,15 +144,14 @@ std::string render_plan_table(const Plan& p, const Target& target) {
         out += fmt::format("  price        {} per million tokens at {}/GPU-hour\n", money(per_m),
                            money(p.machine.gpu.usd_per_gpu_hour));
     if (j.tokens > 0)
-        out += fmt::format(
-            "  training     {} tokens: {} steps, {}, {:.0f} GPU-hours, {:.0f} "
-            "kWh, {}\n",
-            num(j.tokens), num(t.steps), seconds(t.seconds), t.gpu_hours, t.energy_kwh,
-            money(t.cost_usd));
+        out += fmt::format("  training     {} tokens: {} steps, {}, {} GPU-hours, {}, {}\n",
+                           format_scaled(j.tokens), format_count(t.steps),
+                           format_duration(t.seconds), format_count(t.gpu_hours),
+                           format_energy(t.energy_kwh * 3.6e6), money(t.cost_usd));
     if (target.any())
         out += fmt::format("  target       {}\n", meets_target(p, target) ? "met" : "NOT met");
     for (const auto& w : p.warnings) out += fmt::format("  warning      {}\n", w);
-    out += "\n  --explain shows every formula with its numbers and source.\n";
+    if (!explained) out += "\n  --explain shows every formula with its numbers and source.\n";
     return out;
 }
 
@@ -151,9 +163,9 @@ std::string render_plan_explain(const Plan& p) {
         if (s.unit == "bytes")
             value = fmt::format("{} ({})", gb(s.value), gib(s.value));
         else if (s.unit == "s")
-            value = seconds(s.value);
+            value = format_duration(s.value);
         else if (s.unit == "params")
-            value = grouped(std::llround(s.value)) + " params";
+            value = format_count(s.value) + " params";
         else if (s.unit == "ratio")
             value = fmt::format("{:.1f}%", 100 * s.value);
         else
@@ -312,9 +324,9 @@ std::string render_compare_table(const std::vector<Candidate>& cands, Rank rank)
                             : std::string(" ") + recompute_name(p.job.recompute));
         out += fmt::format(
             "  {:<16} {:>5}  {:<15}  {:>4}  {:>7}  {:<8}  {:>9.0f}  {:>3.0f}%  {:>10}  {:<9}  {}\n",
-            c.gpu, c.gpus, layout, p.job.zero, g(p.memory.total()), seconds(p.time.step),
+            c.gpu, c.gpus, layout, p.job.zero, g(p.memory.total()), format_duration(p.time.step),
             p.time.tokens_per_second, 100 * p.time.mfu, money(usd_per_million_tokens(p)),
-            p.time.seconds > 0 ? seconds(p.time.seconds) : "-", money(p.time.cost_usd));
+            p.time.seconds > 0 ? format_duration(p.time.seconds) : "-", money(p.time.cost_usd));
     }
     return out;
 }

@@ -12,7 +12,8 @@
 
 namespace trainrig::plan {
 
-std::string render_plan_table(const Plan& plan, const Target& target);
+// `explained`: the formulas are printed above it (--explain), so no pointer to them.
+std::string render_plan_table(const Plan& plan, const Target& target, bool explained = false);
 std::string render_plan_explain(const Plan& plan);
 nlohmann::json plan_to_json(const Plan& plan, const Target& target);
 

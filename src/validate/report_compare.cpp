@@ -8,6 +8,7 @@
 
 #include "bench/baseline.h"
 #include "bench/bench_document.h"
+#include "core/quantity.h"
 #include "core/text.h"
 #include "core/user_file.h"
 
@@ -220,8 +221,8 @@ std::string render_diff_text(const ReportDiff& d, bool verbose) {
         for (const auto& m : list)
             out += fmt::format("  {}{}: {} -> {} ({:.0f} %)\n", m.id,
                                m.devices.empty() ? "" : " [" + m.devices + "]",
-                               bench::human_value(m.old_median, m.unit),
-                               bench::human_value(m.new_median, m.unit),
+                               format_quantity(m.old_median, m.unit),
+                               format_quantity(m.new_median, m.unit),
                                100 * m.new_median / m.old_median);
     };
     moves("slower than before by more than the tolerance", d.slower);

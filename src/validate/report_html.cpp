@@ -11,6 +11,7 @@
 #include <map>
 
 #include "bench/bench_document.h"
+#include "core/quantity.h"
 #include "nvml/nvml_api.h"
 #include "validate/report_render.h"
 #include "validate/report_training.h"
@@ -61,9 +62,11 @@ const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
 
 std::string items_table(const json& items) {
     if (items.empty()) return "<p>Nothing: every check that ran passed.</p>\n";
-    std::string h =
-        "<table id=\"items\"><thead><tr><th>level</th><th>id</th><th>where</th><th>what</th>"
-        "<th>measured / expected</th><th>what to do</th></tr></thead><tbody>\n";
+    const ItemColumns cols = item_columns(items);  // a column empty in every row is left out
+    std::string h = std::string("<table id=\"items\"><thead><tr><th>level</th><th>id</th>") +
+                    (cols.where ? "<th>where</th>" : "") + "<th>what</th>" +
+                    (cols.measured ? "<th>measured / expected</th>" : "") +
+                    "<th>what to do</th></tr></thead><tbody>\n";
     for (const auto& i : items) {
         std::vector<std::string> dev;
         for (const auto& d : i.value("devices", json::array())) dev.push_back(d.get<std::string>());
@@ -71,11 +74,12 @@ std::string items_table(const json& items) {
         if (!report_text(i, "expected").empty())
             m += " / " + esc(report_text(i, "expected")) + "<br><span class=\"meta\">" +
                  esc(report_text(i, "tolerance") + "; " + report_text(i, "source")) + "</span>";
-        h += fmt::format(
-            "<tr><td class=\"l-{0}\">{0}</td><td><code>{1}</code></td><td>{2}</td><td>{3}</td>"
-            "<td>{4}</td><td>{5}</td></tr>\n",
-            esc(report_text(i, "level")), esc(report_text(i, "id")), esc(join(dev, ", ")),
-            esc(report_text(i, "summary")), m, esc(report_text(i, "action")));
+        h += fmt::format("<tr><td class=\"l-{0}\">{0}</td><td><code>{1}</code></td>",
+                         esc(report_text(i, "level")), esc(report_text(i, "id")));
+        if (cols.where) h += "<td>" + esc(join(dev, ", ")) + "</td>";
+        h += "<td>" + esc(report_text(i, "summary")) + "</td>";
+        if (cols.measured) h += "<td>" + m + "</td>";
+        h += "<td>" + esc(report_text(i, "action")) + "</td></tr>\n";
     }
     return h + "</tbody></table>\n";
 }
@@ -146,9 +150,9 @@ std::string bench_bars(const json& bench) {
         }
         h += fmt::format("<tr><td>{} {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                          esc(report_text(r, "bench")), esc(report_text(r, "name")),
-                         esc(bench::human_value(r.value("median", 0.0), unit)),
-                         has ? esc(bench::human_value(r["expected"].get<double>(), unit)) : "-",
-                         bar, esc(report_text(r, "status")));
+                         esc(format_quantity(r.value("median", 0.0), unit)),
+                         has ? esc(format_quantity(r["expected"].get<double>(), unit)) : "-", bar,
+                         esc(report_text(r, "status")));
     }
     return h + "</tbody></table>\n";
 }
@@ -257,7 +261,7 @@ std::string render_report_html(const json& r) {
     if (r.contains("topology")) h += "<h2>Topology</h2>\n" + topology_table(r["topology"]);
     if (r.contains("bench")) h += "<h2>Measurements</h2>\n" + bench_bars(r["bench"]);
     h += training_html(r);
-    if (r.contains("watch")) {
+    if (telemetry_shown(r)) {
         const auto& samples = r["watch"].value("samples", json::array());
         std::string plots = time_plot(samples, "temperature_celsius", "Temperature", 1, "°C") +
                             time_plot(samples, "sm_clock_hertz", "SM clock", 1e-6, "MHz") +

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/quantity.h"
+
 namespace trainrig::validate {
 
 namespace {
@@ -59,9 +61,9 @@ void bench_items(const bench::BenchRun& run, size_t first_record, size_t first_e
         it.stage = stage;
         it.level = v == bench::Verdict::kFail ? Level::kFail : Level::kWarn;
         it.devices = devices_of(r.target);
-        it.measured = bench::human_value(r.median(), r.unit);
+        it.measured = format_quantity(r.median(), r.unit);
         if (r.expected) {
-            it.expected = bench::human_value(*r.expected, r.unit);
+            it.expected = format_quantity(*r.expected, r.unit);
             it.tolerance = tolerance_of(r, run.thresholds);
             it.source = r.expected_source;
         }

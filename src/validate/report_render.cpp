@@ -6,6 +6,7 @@
 #include <map>
 
 #include "bench/bench_document.h"
+#include "core/quantity.h"
 #include "validate/report_training.h"
 
 namespace trainrig::validate {
@@ -94,6 +95,44 @@ std::string report_text(const json& j, const char* key, const std::string& none)
     return it != j.end() && it->is_string() ? it->get<std::string>() : none;
 }
 
+bool telemetry_shown(const json& r) {
+    if (!r.contains("watch")) return false;
+    for (const auto& s : r.value("stages", json::array()))
+        if (report_text(s, "name") == "watch") return report_text(s, "state") != "skipped";
+    return true;
+}
+
+ItemColumns item_columns(const json& items) {
+    ItemColumns c;
+    for (const auto& i : items) {
+        c.where = c.where || !devices(i).empty();
+        c.measured = c.measured || !report_text(i, "measured").empty() ||
+                     !report_text(i, "expected").empty();
+    }
+    return c;
+}
+
+std::string training_line(const json& r) {
+    const auto b = r.find("bench");
+    if (b == r.end() || !b->is_object()) return "";
+    const auto results = b->find("results");
+    if (results == b->end() || !results->is_array()) return "";
+    const json* tokens = nullptr;  // points into the report, which outlives it
+    for (const auto& rec : *results)
+        if (rec.is_object() && rec.value("bench", "") == "train" &&
+            rec.value("name", "") == "tokens")
+            tokens = &rec;
+    if (!tokens) return "";
+    const json counted = tokens->value("counted", json::object());
+    const json params = tokens->value("params", json::object());
+    return fmt::format("training: loss {:.3f} -> {:.3f} over {} steps, {}{} ({} backend, model {})",
+                       counted.value("first_loss", 0.0), counted.value("last_loss", 0.0),
+                       params.value("warmup_steps", 0) + params.value("timed_steps", 0),
+                       format_quantity(tokens->value("median", 0.0), "tokens/s"),
+                       tokens->value("partial", false) ? ", stopped before it finished" : "",
+                       params.value("backend", "?"), params.value("model", "?"));
+}
+
 std::string render_report_text(const json& r, const std::string& report_dir, bool verbose) {
     std::string out = report_text(r, "verdict_line") + "\n";
     const auto& items = r.value("items", json::array());
@@ -115,10 +154,24 @@ std::string render_report_text(const json& r, const std::string& report_dir, boo
         if (!report_text(i, "action").empty())
             out += "          -> " + report_text(i, "action") + "\n";
     }
+    if (const std::string t = training_line(r); !t.empty()) out += "  " + t + "\n";
+    if (verbose && r.contains("bench")) {
+        const auto& results = r["bench"].value("results", json::array());
+        if (!results.empty()) out += "  measurements:\n";
+        for (const auto& rec : results) {
+            const std::string unit = report_text(rec, "unit");
+            const auto& e = rec.value("expected", json());
+            out += fmt::format("    {:<10} {:<14} {:>14}  expected {:>14}  {}\n",
+                               report_text(rec, "bench"), report_text(rec, "name"),
+                               format_quantity(rec.value("median", 0.0), unit),
+                               e.is_number() ? format_quantity(e.get<double>(), unit) : "-",
+                               report_text(rec, "status"));
+        }
+    }
     for (const auto& s : r.value("stages", json::array()))
         if (verbose || report_text(s, "state") != "ran")
             out += fmt::format(
-                "  stage {:<10} {}{}\n", report_text(s, "name"), report_text(s, "state"),
+                "  stage {:<11} {}{}\n", report_text(s, "name"), report_text(s, "state"),
                 report_text(s, "reason").empty() ? "" : ": " + report_text(s, "reason"));
     if (const std::string b = baseline_line(r); !b.empty()) out += b + "\n";
     if (!report_dir.empty()) out += "report: " + report_dir + "\n";
@@ -142,18 +195,24 @@ std::string render_report_markdown(const json& r) {
     if (items.empty()) {
         md += "Nothing: every check that ran passed.\n\n";
     } else {
-        md +=
-            "| level | id | where | what | measured | expected | action |\n"
-            "|---|---|---|---|---|---|---|\n";
-        for (const auto& i : items)
-            md += fmt::format(
-                "| {} | `{}` | {} | {} | {} | {} | {} |\n", level_mark(report_text(i, "level")),
-                report_text(i, "id"), cell(devices(i)), cell(report_text(i, "summary")),
-                cell(report_text(i, "measured")),
-                cell(report_text(i, "expected").empty()
-                         ? ""
-                         : report_text(i, "expected") + " (" + report_text(i, "source") + ")"),
-                cell(report_text(i, "action")));
+        const ItemColumns cols = item_columns(items);
+        md += std::string("| level | id |") + (cols.where ? " where |" : "") + " what |" +
+              (cols.measured ? " measured | expected |" : "") + " action |\n|---|---|" +
+              (cols.where ? "---|" : "") + "---|" + (cols.measured ? "---|---|" : "") + "---|\n";
+        for (const auto& i : items) {
+            md += fmt::format("| {} | `{}` |", level_mark(report_text(i, "level")),
+                              report_text(i, "id"));
+            if (cols.where) md += " " + cell(devices(i)) + " |";
+            md += " " + cell(report_text(i, "summary")) + " |";
+            if (cols.measured)
+                md +=
+                    " " + cell(report_text(i, "measured")) + " | " +
+                    cell(report_text(i, "expected").empty()
+                             ? ""
+                             : report_text(i, "expected") + " (" + report_text(i, "source") + ")") +
+                    " |";
+            md += " " + cell(report_text(i, "action")) + " |\n";
+        }
         md += "\n";
     }
     md += "## Stages\n\n| stage | state | seconds | budget | note |\n|---|---|---|---|---|\n";
@@ -171,14 +230,14 @@ std::string render_report_markdown(const json& r) {
             const auto& e = rec["expected"];
             md += fmt::format("| {} | {} | {} | {} | {} |\n", report_text(rec, "bench"),
                               report_text(rec, "name"),
-                              bench::human_value(rec.value("median", 0.0), unit),
-                              e.is_number() ? bench::human_value(e.get<double>(), unit) : "-",
+                              format_quantity(rec.value("median", 0.0), unit),
+                              e.is_number() ? format_quantity(e.get<double>(), unit) : "-",
                               report_text(rec, "status"));
         }
         md += "\n";
     }
     md += training_markdown(r);
-    if (r.contains("watch")) {
+    if (telemetry_shown(r)) {
         const auto runs = gpu_runs(r["watch"]);
         md += fmt::format("## GPU telemetry\n\n{} ticks, {} alerts.\n\n",
                           r["watch"].value("ticks", 0), r["watch"]["alerts"].size());

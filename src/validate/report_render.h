@@ -18,8 +18,23 @@ std::string baseline_line(const nlohmann::json& report);
 // Text for HTML: & < > " escaped.
 std::string html_escape(std::string_view s);
 
+// Whether the report's GPU telemetry is one to show: a watch section, of a watch stage that was
+// not skipped (older reports kept the section of a skipped stage).
+bool telemetry_shown(const nlohmann::json& report);
+
+// The columns of "What to do first" some item fills: a column empty in every row is left out.
+struct ItemColumns {
+    bool where = false, measured = false;
+};
+ItemColumns item_columns(const nlohmann::json& items);
+
+// "training: loss 10.82 -> 9.68 over 4 steps, 507 tokens/s (cpu backend, model tiny)", or empty
+// without a training run.
+std::string training_line(const nlohmann::json& report);
+
 // The terminal's answer: the verdict line, what failed and what to do (the first ten unless
-// `verbose`), the stages that did not run, and where the report is.
+// `verbose`), the training run's result, the stages that did not run, and where the report is;
+// `verbose` adds every stage and every measurement against its expected value.
 std::string render_report_text(const nlohmann::json& report, const std::string& report_dir,
                                bool verbose);
 // report.md: the same for a ticket or a pull request.

@@ -112,26 +112,28 @@ bool listed(const std::vector<std::string>& v, const std::string& x) {
 class Progress {
 public:
     Progress(bool on, const std::vector<Stage>& stages) : on_(on), stages_(stages) {}
+    // "[6/8]": the stage's place among all of them, skipped ones counted, so the numbers run
+    // to the total whatever this machine leaves out.
     void start(const Stage& s) {
-        ++n_;
         if (!on_) return;
         double to_go = 0;
+        size_t at = 0;
         bool after = false;
-        for (const auto& x : stages_) {
-            after = after || x.name == s.name;
-            if (after) to_go += x.budget_seconds;
+        for (size_t i = 0; i < stages_.size(); ++i) {
+            if (stages_[i].name == s.name) at = i + 1;
+            after = after || stages_[i].name == s.name;
+            if (after) to_go += stages_[i].budget_seconds;
         }
         std::fprintf(stderr,
                      "validate: [%zu/%zu] %s (about %.0f s); %.0f s so far, at most "
                      "about %.0f s to go\n",
-                     n_, stages_.size() - 1, s.title.c_str(), s.budget_seconds, seconds_since(t0_),
+                     at, stages_.size(), s.title.c_str(), s.budget_seconds, seconds_since(t0_),
                      to_go);
     }
 
 private:
     bool on_;
     const std::vector<Stage>& stages_;
-    size_t n_ = 0;
     Clock::time_point t0_ = Clock::now();
 };
 
@@ -556,14 +558,18 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
             w.state = StageState::kRan;
             for (const auto& a : watch->alerts()) items.push_back(alert_item(a));
         }
-        nlohmann::json alerts = nlohmann::json::array();
-        for (const auto& a : watch->alerts())
-            alerts.push_back(nlohmann::json::parse(watch::alert_json(a)));
-        report["watch"] = {{"ticks", watch->ticks()},
-                           {"problem", watch->problem()},
-                           {"samples", watch->samples()},
-                           {"alerts", alerts}};
-        out.raw["raw/watch.json"] = report["watch"].dump(1) + "\n";
+        // No driver, no telemetry: the stage is skipped and the report has no watch section
+        // (a count of ticks that read nothing is not GPU telemetry).
+        if (!watch->absent()) {
+            nlohmann::json alerts = nlohmann::json::array();
+            for (const auto& a : watch->alerts())
+                alerts.push_back(nlohmann::json::parse(watch::alert_json(a)));
+            report["watch"] = {{"ticks", watch->ticks()},
+                               {"problem", watch->problem()},
+                               {"samples", watch->samples()},
+                               {"alerts", alerts}};
+            out.raw["raw/watch.json"] = report["watch"].dump(1) + "\n";
+        }
     } else if (snap.ok()) {
         w.reason = !live                      ? live_only
                    : skipped_by_user("watch") ? "skipped with --skip"

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "bench/bench_record.h"
+#include "core/quantity.h"
 #include "nvml/nvml_api.h"
 
 namespace trainrig::watch {
@@ -176,10 +177,9 @@ nlohmann::json report_json(const WatchReport& r) {
 
 std::string render_report_text(const WatchReport& r) {
     std::string out;
-    const double hours = (r.last - r.first) / 3600;
     if (r.gpus.empty()) return fmt::format("{}: no ticks stored in the period asked for\n", r.db);
-    out += fmt::format("{}: {:.1f} h watched, {} to {} ({} GPUs)\n", r.db, hours, utc(r.first),
-                       utc(r.last), r.gpus.size());
+    out += fmt::format("{}: {} watched, {} to {} ({})\n", r.db, format_duration(r.last - r.first),
+                       utc(r.first), utc(r.last), plural(r.gpus.size(), "GPU"));
     out += fmt::format("{:<4} {:>23} {:>7} {:>19} {:>11} {:>10} {:>10} {:>9}\n", "GPU",
                        "temperature min/med/max", "std-dev", "utilization med/max", "skew mean",
                        "thermal", "power cap", "energy");
@@ -195,10 +195,10 @@ std::string render_report_text(const WatchReport& r) {
                                                    g.utilization.max * 100)
                                      : "-";
         const std::string skew = g.busy_ticks ? fmt::format("{:.0f} pts", g.skew_mean * 100) : "-";
-        out += fmt::format(
-            "{:<4} {:>23} {:>7} {:>19} {:>11} {:>9.0f}s {:>9.0f}s {:>9}\n", g.id.index, temp, sd,
-            util, skew, g.thermal_slowdown_seconds, g.power_cap_seconds,
-            g.energy_joules ? fmt::format("{:.2f} kWh", *g.energy_joules / 3.6e6) : "-");
+        out +=
+            fmt::format("{:<4} {:>23} {:>7} {:>19} {:>11} {:>9.0f}s {:>9.0f}s {:>9}\n", g.id.index,
+                        temp, sd, util, skew, g.thermal_slowdown_seconds, g.power_cap_seconds,
+                        g.energy_joules ? format_energy(*g.energy_joules) : "-");
     }
     out += fmt::format("alerts: {}\n", r.timeline.size());
     for (const auto& a : r.timeline)

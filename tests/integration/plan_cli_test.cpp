@@ -132,6 +132,9 @@ TEST(PlanCli, ExplainPrintsEveryFormulaWithItsSource) {
             << step["id"];
     EXPECT_NE(r.out.find("source: Korthikanti"), std::string::npos);
     EXPECT_NE(r.out.find("= 4 x 12.9G + 8 x 40 x 4096 x 5120"), std::string::npos);
+    // Printed with every formula, the table does not point at them again.
+    EXPECT_EQ(r.out.find("--explain shows"), std::string::npos) << r.out;
+    EXPECT_NE(run_trainrig(kArticle).out.find("--explain shows"), std::string::npos);
 }
 
 TEST(PlanCli, MinimumAndTargets) {

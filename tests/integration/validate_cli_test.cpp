@@ -407,6 +407,12 @@ TEST(ValidateLive, CtrlCAnywhereInTheTrainingStageIsNeverAReasonToAct) {
                 dir.string(),
             "TRAINRIG_TRAIN_CTRL_C_AT=" + std::to_string(step));
         ASSERT_EQ(r.rc, 128 + SIGINT) << r.out << r.err;
+        if (step == 0) {  // each stage numbered by its place among all eight
+            auto verbose = run_trainrig(
+                "validate -v --no-report --level quick --skip topology,host-bench,data-path,watch");
+            EXPECT_NE(verbose.err.find("validate: [6/8] a training run"), std::string::npos)
+                << verbose.err;
+        }
         const auto doc = json::parse(slurp(dir / "report.json"));
         EXPECT_EQ(doc["incomplete"], true);
         EXPECT_EQ(doc["verdict"], "UNKNOWN") << doc["verdict_line"];

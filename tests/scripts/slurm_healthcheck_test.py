@@ -25,7 +25,9 @@ WRAPPER = os.path.join(SOURCE, "packaging/slurm/slurm-healthcheck")
 
 
 def healthcheck(cluster, node, root, *extra):
-    """One run, as an operator types it; --report to a folder that has none."""
+    """One run, as an operator types it; --report to a folder that has none (yet: it exists, as
+    the package makes /var/lib/trainrig/reports; a path given that does not exist is an error)."""
+    os.makedirs(os.path.join(cluster.dir, "no-reports"), exist_ok=True)
     return subprocess.run(
         [BINARY, "slurm", "healthcheck", "--node", node, "--root", root,
          "--report", os.path.join(cluster.dir, "no-reports"), *extra],
@@ -45,6 +47,7 @@ class Cluster(unittest.TestCase):
         if problems:
             self.fail("; ".join(problems))  # a stated failure, never a silent skip
         self.tmp = tempfile.mkdtemp(prefix="trh-", dir="/tmp")
+        os.makedirs(os.path.join(self.tmp, "none"))  # a reports folder with no report yet
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)

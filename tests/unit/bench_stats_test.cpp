@@ -12,6 +12,7 @@
 #include "bench/bench_document.h"
 #include "bench/bench_record.h"
 #include "bench/verdict.h"
+#include "core/quantity.h"
 
 namespace trainrig::bench {
 namespace {
@@ -368,16 +369,16 @@ TEST(BenchDocument, ExitCodeZeroWithPassWarnAndInfoOnly) {
 // ---- text ---------------------------------------------------------------------------------------
 
 TEST(BenchText, HumanValues) {
-    EXPECT_EQ(human_value(21.3e9, "bytes/s"), "21.3 GB/s");
-    EXPECT_EQ(human_value(6.5e9, "bytes/s"), "6.50 GB/s");
-    EXPECT_EQ(human_value(4.01e12, "bytes/s"), "4010 GB/s");
-    EXPECT_EQ(human_value(771e12, "FLOP/s"), "771 TFLOP/s");
-    EXPECT_EQ(human_value(45.6e12, "FLOP/s"), "45.6 TFLOP/s");
-    EXPECT_EQ(human_value(254e3, "IO/s"), "254 kIO/s");
-    EXPECT_EQ(human_value(1.2e6, "IO/s"), "1.20 MIO/s");
-    EXPECT_EQ(human_value(2.08e6, "tokens/s"), "2.08 Mtokens/s");
-    EXPECT_EQ(human_value(41.3, "batches/s"), "41.3 batches/s");
-    EXPECT_EQ(human_value(999, "documents/s"), "999 documents/s");
+    EXPECT_EQ(format_quantity(21.3e9, "bytes/s"), "21.3 GB/s");
+    EXPECT_EQ(format_quantity(6.5e9, "bytes/s"), "6.50 GB/s");
+    EXPECT_EQ(format_quantity(4.01e12, "bytes/s"), "4.01 TB/s");
+    EXPECT_EQ(format_quantity(771e12, "FLOP/s"), "771 TFLOP/s");
+    EXPECT_EQ(format_quantity(45.6e12, "FLOP/s"), "45.6 TFLOP/s");
+    EXPECT_EQ(format_quantity(254e3, "IO/s"), "254k IO/s");
+    EXPECT_EQ(format_quantity(1.2e6, "IO/s"), "1.20M IO/s");
+    EXPECT_EQ(format_quantity(2.08e6, "tokens/s"), "2.08M tokens/s");
+    EXPECT_EQ(format_quantity(41.3, "batches/s"), "41.3 batches/s");
+    EXPECT_EQ(format_quantity(999, "documents/s"), "999 documents/s");
 }
 
 TEST(BenchText, GoldenLinesForARecordWithAndWithoutAnExpectation) {
@@ -416,7 +417,7 @@ TEST(BenchText, GoldenLinesForARecordWithAndWithoutAnExpectation) {
         "storage    seq-read       kind=nvme              6.50 GB/s       6.70 GB/s   0.97   "
         "7.7%  pass\n"
         "           block_bytes=1048576 queue_depth=8\n"
-        "tokenizer  tokens                           2.08 Mtokens/s               -      -   "
+        "tokenizer  tokens                           2.08M tokens/s               -      -   "
         "0.0%  info\n"
         "           threads=1\n"
         "tokenizer  bytes                                 1.00 GB/s               -      -   "

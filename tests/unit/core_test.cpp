@@ -6,8 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "core/atomic_file.h"
+#include "core/quantity.h"
 #include "core/root_fs.h"
 #include "core/text.h"
 #include "temp_dir_test.h"
@@ -55,10 +57,46 @@ TEST(Text, Cpulist) {
     EXPECT_FALSE(parse_cpulist("0-999999999"));
 }
 
-TEST(Text, HumanBytes) {
-    EXPECT_EQ(human_bytes(512), "512 B");
-    EXPECT_EQ(human_bytes(64ull << 20), "64 MiB");
-    EXPECT_EQ(human_bytes(1536ull << 20), "1.5 GiB");
+// One formatter for every quantity people read (docs/cli.md, "Units"): three significant
+// figures, an engineering prefix, never an exponent, the unit right.
+TEST(Quantity, EveryUnitInEngineeringForm) {
+    EXPECT_EQ(format_bytes(512), "512 B");
+    EXPECT_EQ(format_bytes(64.0 * (1 << 20)), "64.0 MiB");
+    EXPECT_EQ(format_bytes(1536.0 * (1 << 20)), "1.50 GiB");
+    EXPECT_EQ(format_bytes(85458944), "81.5 MiB");  // was "81.5 Mbytes"
+    EXPECT_EQ(format_rate(4e7), "40.0 MB/s");       // was "0.04 GB/s"
+    EXPECT_EQ(format_rate(21.3e9), "21.3 GB/s");
+    EXPECT_EQ(format_rate(2.02e10), "20.2 GB/s");  // was "2.02e+10 bytes/s"
+    EXPECT_EQ(format_rate(4.01e12), "4.01 TB/s");
+    EXPECT_EQ(format_flops(4.29e9), "4.29 GFLOP/s");  // was "0.00 TFLOP/s"
+    EXPECT_EQ(format_flops(771e12), "771 TFLOP/s");
+    EXPECT_EQ(format_flops(999.96e12), "1.00 PFLOP/s");
+    EXPECT_EQ(format_duration(20), "20.0 s");  // was "0.0 h"
+    EXPECT_EQ(format_duration(0), "0 s");
+    EXPECT_EQ(format_duration(0.0611), "61.1 ms");
+    EXPECT_EQ(format_duration(850e-9), "850 ns");
+    EXPECT_EQ(format_duration(192), "3.20 min");
+    EXPECT_EQ(format_duration(4.1 * 3600), "4.10 h");
+    EXPECT_EQ(format_duration(12.5 * 86400), "12.5 d");
+    EXPECT_EQ(format_duration(3.4 * 365.25 * 86400), "3.40 years");
+    EXPECT_EQ(format_duration(3.1e22), "more than 1000 years");  // was "357118059613464512 d"
+    EXPECT_EQ(format_energy(6000), "1.67 Wh");                   // was "0.00 kWh"
+    EXPECT_EQ(format_energy(432e6), "120 kWh");
+    EXPECT_EQ(format_count(1111241), "1,111,241");
+    EXPECT_EQ(format_count(999), "999");
+    EXPECT_EQ(plural(1, "worker"), "1 worker");
+    EXPECT_EQ(plural(4, "worker"), "4 workers");
+    EXPECT_EQ(format_scaled(13.02e9), "13.0G");
+    EXPECT_EQ(format_quantity(0.45, "fraction"), "45.0 %");
+    EXPECT_EQ(format_quantity(2.08e6, "tokens/s"), "2.08M tokens/s");
+    EXPECT_EQ(format_quantity(254e3, "IO/s"), "254k IO/s");
+    EXPECT_EQ(format_quantity(41.3, "batches/s"), "41.3 batches/s");
+    EXPECT_EQ(format_quantity(85458944, "bytes"), "81.5 MiB");
+    for (double v : {1e-12, 1e-3, 1.0, 1e3, 1e9, 1e15, 1e21})
+        for (const char* unit : {"bytes", "bytes/s", "FLOP/s", "s", "J", "tokens/s"})
+            EXPECT_FALSE(
+                std::regex_search(format_quantity(v, unit), std::regex(R"(\d[eE][-+]?\d)")))
+                << v << " " << unit << ": " << format_quantity(v, unit);
 }
 
 class TempDir : public test::TempDirTest {};

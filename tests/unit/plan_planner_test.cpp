@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/quantity.h"
 #include "plan/model_catalog.h"
 #include "plan/plan_inputs.h"
 #include "plan/planner.h"
@@ -88,6 +89,35 @@ TEST(PlanPlanner, DdpTrafficHidesUnderBackwardOnNvlinkNotOnPcie) {
     EXPECT_GT(pcie->comm.dp_exposed, 0);
     // 2(n-1)/n x 2 bytes x Ψ for a bf16 all-reduce.
     EXPECT_NEAR(nvlink->comm.dp_bytes_per_step, 1.75 * 2 * 1'557'611'200, 1);
+}
+
+// The exposed DP time can be checked by hand: its substitution has every term, the all-gather
+// ZeRO-1/2 run after the step among them; and no step of the derivation restates its formula.
+TEST(PlanPlanner, ExposedTrafficIsWrittenWithEveryTerm) {
+    const auto model = *find_model("llama2-7b");
+    JobSpec j;
+    j.seq = 4096;
+    j.recompute = Recompute::kFull;
+    for (int zero : {0, 1, 2, 3}) {
+        auto p = make_plan(model, j, machine("l40s", 3), zero);
+        ASSERT_TRUE(p.ok()) << zero;
+        const auto& c = p->comm;
+        EXPECT_EQ(c.dp_after_step > 0, zero == 1 || zero == 2) << zero;
+        EXPECT_LE(c.dp_after_step, c.dp_exposed + 1e-12) << zero;
+        const Step* exposed = nullptr;
+        for (const auto& s : p->derivation.steps()) {
+            EXPECT_NE(s.formula, s.substituted) << s.id;
+            if (s.id == "comm.dp_exposed") exposed = &s;
+        }
+        ASSERT_NE(exposed, nullptr);
+        EXPECT_NE(exposed->substituted.find("max(0, "), std::string::npos) << exposed->substituted;
+        if (c.dp_after_step > 0) {
+            EXPECT_NE(exposed->substituted.find(" + " + format_duration(c.dp_after_step)),
+                      std::string::npos)
+                << exposed->substituted;
+            EXPECT_NE(exposed->formula.find("all_gather after the step"), std::string::npos);
+        }
+    }
 }
 
 TEST(PlanPlanner, ImpossibleLayoutsAreOneSentence) {

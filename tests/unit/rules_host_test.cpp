@@ -173,7 +173,7 @@ TEST(Shm, SizeFloorAndAbsence) {
     s.memory.shm = Fact<ShmMount>::known({64ull << 20, "size=65536k"});
     auto f = judge_one("mem.shm", s);
     EXPECT_STATUS(f, kWarn);
-    EXPECT_NE(f.summary.find("64 MiB"), std::string::npos) << f.summary;
+    EXPECT_NE(f.summary.find("64.0 MiB"), std::string::npos) << f.summary;
     s.memory.shm = Fact<ShmMount>::absent();
     EXPECT_STATUS(judge_one("mem.shm", s), kFail);
     s.memory.shm = garbled<ShmMount>();

@@ -9,6 +9,7 @@
 #include "validate/report_compare.h"
 #include "validate/report_dir.h"
 #include "validate/report_html.h"
+#include "validate/report_render.h"
 #include "validate/verdict.h"
 
 namespace trainrig::validate {
@@ -177,6 +178,53 @@ TEST(ReportHtml, FifteenMinutesOfEightGpusStaysUnderTwoMegabytes) {
     EXPECT_EQ(polylines, 4u * 8u);
     EXPECT_NE(html.find("class=\"held\""), std::string::npos);  // GPU 3's slowdown shaded
     EXPECT_EQ(html.find("://"), std::string::npos);             // nothing to fetch
+}
+
+// What the terminal, report.md and report.html show of a run on a host without a GPU: the
+// training result and (with -v) every measurement in their units, no telemetry section for a
+// watch stage that was skipped, and no column that every row leaves empty.
+TEST(ReportRender, SaysWhatRanAndLeavesOutWhatDidNot) {
+    const nlohmann::json tokens = {
+        {"bench", "train"},
+        {"name", "tokens"},
+        {"unit", "tokens/s"},
+        {"median", 747.0},
+        {"status", "info"},
+        {"expected", nullptr},
+        {"params",
+         {{"backend", "cpu"}, {"model", "tiny"}, {"warmup_steps", 1}, {"timed_steps", 3}}},
+        {"counted", {{"first_loss", 10.822}, {"last_loss", 9.683}}}};
+    nlohmann::json flops = tokens;
+    flops["name"] = "model-flops";
+    flops["unit"] = "FLOP/s";
+    flops["median"] = 4.29e9;
+    const nlohmann::json report = {
+        {"verdict_line", "READY WITH WARNINGS: 1 warning (no GPU: host checks only)"},
+        {"items",
+         {{{"id", "kernel.swappiness"}, {"level", "warn"}, {"summary", "vm.swappiness is 60"}}}},
+        {"stages",
+         {{{"name", "training"}, {"state", "ran"}},
+          {{"name", "watch"}, {"state", "skipped"}, {"reason", "no NVIDIA driver"}}}},
+        {"bench", {{"results", {tokens, flops}}}},
+        // An older report kept a watch section for a skipped stage.
+        {"watch",
+         {{"ticks", 4},
+          {"samples", nlohmann::json::array()},
+          {"alerts", nlohmann::json::array()}}}};
+    const std::string text = render_report_text(report, "", false);
+    EXPECT_NE(text.find("training: loss 10.822 -> 9.683 over 4 steps, 747 tokens/s"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("model-flops"), std::string::npos) << text;
+    const std::string verbose = render_report_text(report, "", true);
+    EXPECT_NE(verbose.find("4.29 GFLOP/s"), std::string::npos) << verbose;  // not 0.00 TFLOP/s
+    const std::string md = render_report_markdown(report);
+    EXPECT_EQ(md.find("## GPU telemetry"), std::string::npos) << md;
+    EXPECT_NE(md.find("| level | id | what | action |"), std::string::npos) << md;
+    const std::string html = render_report_html(report);
+    EXPECT_EQ(html.find("<th>where</th>"), std::string::npos);
+    EXPECT_EQ(html.find("<th>measured / expected</th>"), std::string::npos);
+    EXPECT_EQ(html.find("GPU telemetry through the run</h2>"), std::string::npos);
 }
 
 nlohmann::json report_with(const char* verdict, nlohmann::json items,

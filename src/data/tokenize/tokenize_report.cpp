@@ -4,14 +4,15 @@
 
 #include <filesystem>
 
+#include "core/quantity.h"
 #include "core/text.h"
 #include "core/version.h"
 
 namespace trainrig::data {
 namespace {
 
-double mb_per_s(uint64_t bytes, double seconds) {
-    return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e6 : 0.0;
+double per_second(uint64_t n, double seconds) {
+    return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
 }
 
 std::string duration(double s) {
@@ -37,22 +38,21 @@ std::string progress_line(const TokenizeStats& s) {
             "  ETA {}",
             duration(static_cast<double>(s.file_bytes_total - s.file_bytes_done) / rate));
     }
-    return fmt::format("{} documents  {} tokens  {:.1f} MB/s{}{}", s.documents, s.tokens,
-                       mb_per_s(s.input_bytes, s.seconds), eta,
-                       s.skipped > 0 ? fmt::format("  {} skipped", s.skipped) : "");
+    return fmt::format("{} documents  {} tokens  {}{}{}", format_count(static_cast<double>(s.documents)),
+                       format_count(static_cast<double>(s.tokens)), format_rate(per_second(s.input_bytes, s.seconds)),
+                       eta, s.skipped > 0 ? fmt::format("  {} skipped", s.skipped) : "");
 }
 
 std::string render_tokenize_text(const TokenizeRun& r) {
     const TokenizeStats& s = r.stats;
     std::string out = fmt::format("wrote {}\n", join(r.files, ", "));
-    out += fmt::format("  {} documents, {} tokens ({}), tokenizer {}\n", s.documents, s.tokens,
-                       dtype_name(r.dtype), r.tokenizer->description());
-    out += fmt::format(
-        "  {:.1f} s with {} workers: {:.1f} MB/s of input, {:.0f} documents/s, "
-        "{:.0f} tokens/s\n",
-        s.seconds, r.options->workers, mb_per_s(s.input_bytes, s.seconds),
-        s.seconds > 0 ? static_cast<double>(s.documents) / s.seconds : 0.0,
-        s.seconds > 0 ? static_cast<double>(s.tokens) / s.seconds : 0.0);
+    out += fmt::format("  {} documents, {} tokens ({}), tokenizer {}\n", format_count(static_cast<double>(s.documents)),
+                       format_count(static_cast<double>(s.tokens)), dtype_name(r.dtype), r.tokenizer->description());
+    out += fmt::format("  {} with {}: {} of input, {}, {}\n", format_duration(s.seconds),
+                       plural(r.options->workers, "worker"),
+                       format_rate(per_second(s.input_bytes, s.seconds)),
+                       format_quantity(per_second(s.documents, s.seconds), "documents/s"),
+                       format_quantity(per_second(s.tokens, s.seconds), "tokens/s"));
     if (s.skipped > 0) {
         out += fmt::format("  skipped {} records (--on-error skip); the first:\n", s.skipped);
         for (const auto& k : s.first_skipped) out += fmt::format("    {}: {}\n", k.where, k.why);
@@ -79,7 +79,7 @@ nlohmann::json tokenize_json(const TokenizeRun& r) {
             {"text_bytes", s.text_bytes},
             {"seconds", s.seconds},
             {"workers", r.options->workers},
-            {"input_mb_per_s", mb_per_s(s.input_bytes, s.seconds)},
+            {"input_mb_per_s", per_second(s.input_bytes, s.seconds) / 1e6},
             {"documents_per_s", s.seconds > 0 ? static_cast<double>(s.documents) / s.seconds : 0.0},
             {"tokens_per_s", s.seconds > 0 ? static_cast<double>(s.tokens) / s.seconds : 0.0}};
 }

@@ -68,6 +68,40 @@ TEST(Cli, BadInputFilesNameThemselves) {
     EXPECT_NE(root.err.find("/no/such/root"), std::string::npos);
 }
 
+// A GPU selection names GPUs this machine has; no GPU at all is no exception (bench run, validate
+// and launch say it in the same words).
+TEST(Cli, AGpuSelectionNamingNoGpuIsRefused) {
+    for (const std::string& line :
+         {std::string("bench run cpu-mem --quick --gpus 4095"),
+          std::string("validate --no-report --gpus 4095 --skip training")}) {
+        auto r = run_trainrig(line);
+        EXPECT_EQ(r.rc, 2) << line << ": " << r.out.substr(0, 300);
+        EXPECT_NE(r.err.find("--gpus names GPU 4095, but this machine"), std::string::npos)
+            << line << ": " << r.err;
+        expect_one_sentence(r);
+    }
+}
+
+// The NVML a run would load: a path named must exist, and the fake library answers only with
+// its fixture; a bare library name the loader cannot find is no driver, as before.
+TEST(Cli, TheNvmlTheEnvironmentNamesMustBeThere) {
+    auto r = run_trainrig("doctor", "TRAINRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+    EXPECT_NE(r.err.find("TRAINRIG_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1: no such file"),
+              std::string::npos)
+        << r.err;
+    expect_one_sentence(r);
+    const std::string fake =
+        std::filesystem::path(TRAINRIG_BINARY).parent_path() / "libtrainrig_fake_nvml.so";
+    r = run_trainrig("doctor", "TRAINRIG_NVML_LIBRARY=" + fake);
+    EXPECT_NE(r.err.find("TRAINRIG_FAKE_NVML is not set"), std::string::npos) << r.err;
+    expect_one_sentence(r);
+    r = run_trainrig("doctor", "TRAINRIG_FAKE_NVML=/nonexistent/fixture.json");
+    EXPECT_NE(r.err.find("no such fixture file"), std::string::npos) << r.err;
+    expect_one_sentence(r);
+    r = run_trainrig("doctor --only gpu.count", "TRAINRIG_NVML_LIBRARY=libnvidia-ml-absent.so.1");
+    EXPECT_NE(r.rc, 2) << r.err;
+}
+
 TEST(Cli, GlobalFlagsAfterTheCommandAndEmptySelections) {
     EXPECT_EQ(run_trainrig("doctor --no-color --root " + fixture("cpu-only")).rc, 0);
     expect_one_sentence(

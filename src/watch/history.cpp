@@ -154,7 +154,12 @@ History::~History() {
 
 Status History::record(const NodeSample& tick, const std::vector<GpuIdentity>& gpus) {
     TRAINRIG_TRY(exec("BEGIN"));
-    Statement id(db_, "INSERT OR REPLACE INTO gpus VALUES (?, ?, ?, ?)");
+    // A GPU lost since the last start answers with blanks: what was stored about it stays.
+    Statement id(db_,
+                 "INSERT OR REPLACE INTO gpus VALUES (?1, "
+                 "COALESCE(NULLIF(?2, ''), (SELECT uuid FROM gpus WHERE gpu = ?1), ''), "
+                 "COALESCE(NULLIF(?3, ''), (SELECT name FROM gpus WHERE gpu = ?1), ''), "
+                 "COALESCE(NULLIF(?4, ''), (SELECT pci_bus_id FROM gpus WHERE gpu = ?1), ''))");
     Statement ins(db_, "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     if (!id || !ins) {
         Status s = error("prepare");

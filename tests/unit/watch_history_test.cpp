@@ -162,6 +162,31 @@ TEST_F(HistoryTest, ReadingChangesNothing) {
     EXPECT_EQ(fs::last_write_time(db_), before);
 }
 
+TEST_F(HistoryTest, AGpuThatAnswersWithBlanksKeepsItsStoredIdentity) {
+    // Restarted after GPU 1 was lost: NVML gives it no UUID, name or bus id any more.
+    {
+        auto h = History::open(db_);
+        ASSERT_TRUE(h);
+        ASSERT_TRUE(h.value().record(tick(5, 0.9, 0.9), two()).ok());
+    }
+    auto h = History::open(db_);
+    ASSERT_TRUE(h);
+    auto lost = two();
+    lost[1] = {1, "", "", ""};
+    ASSERT_TRUE(h.value().record(tick(6, 0.9, 0.9), lost).ok());
+    auto ids = h.value().gpus();
+    ASSERT_TRUE(ids);
+    ASSERT_EQ(ids->size(), 2u);
+    EXPECT_EQ((*ids)[1].uuid, "GPU-b");
+    EXPECT_EQ((*ids)[1].name, "H100");
+    EXPECT_EQ((*ids)[1].bus_id, "0000:c1:00.0");
+    // A GPU that does answer, with another identity (replaced), is stored as it says.
+    auto swapped = two();
+    swapped[1].uuid = "GPU-c";
+    ASSERT_TRUE(h.value().record(tick(7, 0.9, 0.9), swapped).ok());
+    EXPECT_EQ((*h.value().gpus())[1].uuid, "GPU-c");
+}
+
 TEST(Spread, MinMedianMaxStddev) {
     const Spread s = spread_of({70, 71, 69, 70, 70});
     EXPECT_EQ(s.n, 5u);

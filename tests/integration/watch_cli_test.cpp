@@ -232,6 +232,43 @@ TEST_F(WatchLostGpu, KeepsTheIdentityTheHistoryStoredWhenTheDriverSaysNothing) {
     }
 }
 
+using WatchHistoryFiles = WatchTempDir;
+
+TEST_F(WatchHistoryFiles, NoWalOrShmIsLeftByWatchOrByTheReportAfterAKill) {
+    const std::string db = (dir_ / "w.db").string();
+    const auto leftovers = [&] {
+        return std::vector<bool>{fs::exists(db + "-wal"), fs::exists(db + "-shm")};
+    };
+    const std::vector<bool> none = {false, false};
+    const std::string env = "TRAINRIG_FAKE_NVML=" + nvml_fixture("hgx-8xh100.json");
+    auto clean = run_trainrig("watch --no-listen --interval 0.1 --duration 0.5 --root " +
+                                  fixture("hgx-8xh100") + " --db " + db,
+                              env);
+    ASSERT_EQ(clean.rc, 0) << clean.err;
+    EXPECT_EQ(leftovers(), none);
+    {
+        BackgroundProcess daemon({TRAINRIG_BINARY, "watch", "--no-listen", "--interval", "0.1",
+                                  "--root", fixture("hgx-8xh100"), "--db", db},
+                                 {env}, (dir_ / "out").string(), (dir_ / "err").string());
+        ASSERT_TRUE(daemon.started());
+        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        EXPECT_EQ(daemon.stop(SIGTERM, 10), 128 + SIGTERM) << slurp(dir_ / "err");
+    }
+    EXPECT_EQ(leftovers(), none);
+    {
+        BackgroundProcess daemon({TRAINRIG_BINARY, "watch", "--no-listen", "--interval", "0.1",
+                                  "--root", fixture("hgx-8xh100"), "--db", db},
+                                 {env}, (dir_ / "out").string(), (dir_ / "err").string());
+        ASSERT_TRUE(daemon.started());
+        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        daemon.stop(SIGKILL, 10);  // no chance to close: the -wal and -shm stay
+    }
+    EXPECT_TRUE(fs::exists(db + "-wal"));
+    auto report = run_trainrig("watch report --db " + db);
+    ASSERT_EQ(report.rc, 0) << report.err;
+    EXPECT_EQ(leftovers(), none);  // the report, the last to close, folded them in
+}
+
 class WatchDaemon : public ::testing::Test {
 protected:
     void SetUp() override {

@@ -263,7 +263,9 @@ private:
             text = data::render_verify_text(*report);
             if (verbose_) {
                 text += file_sizes(report->files);
-                text += fmt::format("largest token id {}, limit {}\n", report->max_token,
+                text += fmt::format("largest token id {}, limit {}\n",
+                                    report->max_token ? std::to_string(*report->max_token)
+                                                      : std::string("none (no token read)"),
                                     report->vocab_size
                                         ? fmt::format("< {}", *report->vocab_size)
                                         : std::string("unknown (no tokenizer, no --vocab-size)"));

@@ -92,6 +92,7 @@ public:
 
     void resume(Watcher& w) {
         if (auto seq = h_.kmsg_position(w.boot_id())) w.resume_kernel_log(*seq);
+        if (auto known = h_.gpus(); known.ok()) w.remember_identities(*known);
     }
     void write(const Watcher& w, const Watcher::Tick& tick) {
         const auto view = w.view();

@@ -39,6 +39,20 @@ PciDevice probe_device(const RootFs& fs, const std::string& address, Fact<uint64
     d.iommu_group_type = read_string_fact(fs, dir + "/iommu_group/type");
     return d;
 }
+
+// A virtio NIC's interface hangs below the virtio device the PCI function hosts
+// (<function>/virtio0/net/eth0), not in the function's own net/ folder.
+std::vector<std::string> virtio_interfaces(const RootFs& fs, const std::string& dir) {
+    std::vector<std::string> out;
+    auto entries = fs.list(dir);
+    if (!entries) return out;
+    for (const auto& entry : *entries) {
+        if (!entry.starts_with("virtio")) continue;
+        if (auto names = fs.list(dir + "/" + entry + "/net"))
+            for (const auto& name : *names) out.push_back(sanitize_text(name));
+    }
+    return out;
+}
 }  // namespace
 
 Fact<std::vector<PciDevice>> probe_nvidia_pci(const RootFs& fs) {
@@ -93,7 +107,10 @@ Fact<std::vector<Nic>> probe_nics(const RootFs& fs) {
         Nic n;
         n.address = sanitize_text(address);
         n.sysfs_path = sysfs_path(fs, dir);
+        n.vendor = read_hex_fact(fs, dir + "/vendor");
+        n.device = read_hex_fact(fs, dir + "/device");
         n.numa_node = read_i64_fact(fs, dir + "/numa_node");
+        n.local_cpulist = read_string_fact(fs, dir + "/local_cpulist");
         for (const char* sub : {"/infiniband", "/net"})
             if (auto names = fs.list(dir + sub))
                 for (const auto& name : *names) {
@@ -101,6 +118,7 @@ Fact<std::vector<Nic>> probe_nics(const RootFs& fs) {
                         n.firmware = read_string_fact(fs, dir + sub + "/" + name + "/fw_ver");
                     n.names.push_back(sanitize_text(name));
                 }
+        for (const auto& name : virtio_interfaces(fs, dir)) n.names.push_back(name);
         out.push_back(std::move(n));
     }
     return Fact<std::vector<Nic>>::known(std::move(out));

@@ -207,8 +207,11 @@ struct Topology {
 struct Nic {
     std::string address;
     std::string sysfs_path;
-    std::vector<std::string> names;  // net/ and infiniband/ entries: mlx5_0, ens1f0np0
+    std::vector<std::string> names;  // infiniband/, net/, virtio*/net/ entries: mlx5_0, ens3
+    Fact<uint64_t> vendor;           // 0x15b3 (Mellanox); with device, names a NIC without names
+    Fact<uint64_t> device;
     Fact<int64_t> numa_node;
+    Fact<std::string> local_cpulist;  // the CPUs nearest the adapter ("0-15")
     // fw_ver of its InfiniBand device (infiniband/<name>/fw_ver, "28.39.1002"); absent for an
     // Ethernet-only function, whose firmware only ethtool's ioctl tells.
     Fact<std::string> firmware;

@@ -34,7 +34,7 @@ TRAINRIG_JSON(DataDir, path, mount_point, fs_type, mount_source, dev, devices, f
 TRAINRIG_JSON(NumaNode, os_index, cpulist, memory_bytes)
 TRAINRIG_JSON(PciLocality, address, numa_nodes, cpulist)
 TRAINRIG_JSON(Topology, packages, cores, pus, numa_nodes, pci_locality)
-TRAINRIG_JSON(Nic, address, sysfs_path, names, numa_node, firmware)
+TRAINRIG_JSON(Nic, address, sysfs_path, names, vendor, device, numa_node, local_cpulist, firmware)
 TRAINRIG_JSON(GpuClocks, sm_mhz, sm_max_mhz, mem_mhz, mem_max_mhz)
 TRAINRIG_JSON(GpuPcie, gen, gen_max, gpu_gen_max, width, width_max, replay_count)
 TRAINRIG_JSON(GpuEcc, enabled, enabled_pending, volatile_uncorrected, aggregate_uncorrected,

@@ -45,6 +45,14 @@ LinkCounts count_links(const NvmlGpu& g) {
     return c;
 }
 
+// Its interfaces' names; without any (no driver bound), its PCI ids, which still say what it is.
+std::string nic_model(const Nic& nic) {
+    if (!nic.names.empty()) return join(nic.names, ",");
+    if (nic.vendor.is_known() && nic.device.is_known())
+        return fmt::format("{:04x}:{:04x}", nic.vendor.value(), nic.device.value());
+    return "?";
+}
+
 }  // namespace
 
 std::string level_label(const std::string& level) {
@@ -141,7 +149,8 @@ GpuMatrix build_gpu_matrix(const Snapshot& s) {
             TopoDevice d;
             d.name = fmt::format("NIC{}", m.nics.size());
             d.bus_id = nic.address;
-            d.model = nic.names.empty() ? "?" : join(nic.names, ",");
+            d.model = nic_model(nic);
+            d.cpus = nic.local_cpulist.is_known() ? nic.local_cpulist.value() : "";
             d.numa = numa_text(nic.numa_node.is_known() ? nic.numa_node.value() : -1);
             m.nics.push_back(std::move(d));
         }

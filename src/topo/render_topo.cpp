@@ -18,6 +18,22 @@ constexpr const char* kLegend =
     "  PXB  = through several PCIe bridges, not a host bridge\n"
     "  PIX  = through at most one PCIe bridge\n"
     "  NV#  = through # NVLinks (directly or through NVSwitches)\n";
+// Only when a cell says it: on a sound machine every place is known.
+constexpr const char* kUnknownLegend =
+    "  ?    = not known: a device's place on the PCI bus could not be read (a lost GPU has no "
+    "bus id)\n";
+
+bool any_unknown(const std::vector<std::vector<TopoLink>>& rows) {
+    for (const auto& row : rows)
+        for (const auto& t : row)
+            if (t.label == "?") return true;
+    return false;
+}
+
+// The CPU Affinity and NUMA Affinity cells of a row.
+std::string affinity(const TopoDevice& d) {
+    return fmt::format("{:<16}{}\n", d.cpus.empty() ? "N/A" : d.cpus, d.numa);
+}
 
 nlohmann::json device_json(const TopoDevice& d) {
     return {{"name", d.name},
@@ -59,22 +75,26 @@ std::string render_topo_table(const GpuMatrix& m) {
         for (const auto& t : m.gpu_gpu[i]) out += fmt::format("{:<{}}", t.label, width);
         if (i < m.gpu_nic.size())
             for (const auto& t : m.gpu_nic[i]) out += fmt::format("{:<{}}", t.label, width);
-        out += fmt::format("{:<16}{}\n", m.gpus[i].cpus.empty() ? "N/A" : m.gpus[i].cpus,
-                           m.gpus[i].numa);
+        out += affinity(m.gpus[i]);
     }
     for (size_t k = 0; k < m.nics.size(); ++k) {
         out += fmt::format("{:<8}", m.nics[k].name);
         for (size_t i = 0; i < m.gpus.size(); ++i)
             out += fmt::format("{:<{}}", m.gpu_nic[i][k].label, width);
         for (const auto& t : m.nic_nic[k]) out += fmt::format("{:<{}}", t.label, width);
-        out += "\n";
+        out += affinity(m.nics[k]);
     }
     out += "\n";
     out += kLegend;
+    if (any_unknown(m.gpu_gpu) || any_unknown(m.gpu_nic) || any_unknown(m.nic_nic))
+        out += kUnknownLegend;
     out += fmt::format("\nGPUs ({}):\n", m.source == "NVML" ? "from NVML"
                                                             : "from the PCI bus; no NVLink "
                                                               "information without the driver");
-    for (const auto& g : m.gpus) out += fmt::format("  {}: {} {}\n", g.name, g.bus_id, g.model);
+    for (const auto& g : m.gpus)
+        out += fmt::format("  {}: {} {}\n", g.name,
+                           g.bus_id.empty() ? "(bus id unknown)" : g.bus_id, g.model);
+    if (m.gpus.empty()) out += "  none\n";
     if (!m.nics.empty()) {
         out += "\nNICs:\n";
         for (const auto& n : m.nics) out += fmt::format("  {}: {} {}\n", n.name, n.bus_id, n.model);

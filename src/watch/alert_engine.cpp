@@ -36,6 +36,28 @@ std::string span(double seconds) {
     return fmt::format("{:.1f} h", seconds / 3600);
 }
 
+// ", for 30 s" after a condition that must hold that long; nothing for one judged at once, where
+// "for 0 s" would read as "not at all".
+std::string held_for(double seconds) {
+    return seconds > 0 ? ", for " + span(seconds) : std::string();
+}
+
+// A threshold alert's sentence. A 0/1 flag set says what the flag means, not "1 above 0.5".
+std::string threshold_summary(const Rule& r, const std::string& where, double v,
+                              double for_seconds) {
+    const FieldInfo& info = field_info(r.field);
+    if (info.when_set != nullptr && !r.below && r.limit >= 0 && r.limit < 1)
+        return fmt::format(
+            "{}: {}{}", where, info.when_set,
+            for_seconds > 0 ? fmt::format(" (for at least {})", span(for_seconds)) : std::string());
+    const char* side = r.below ? "below" : "above";
+    if (for_seconds <= 0)
+        return fmt::format("{}: {} {} is {} {}", where, info.what, shown(r.field, v), side,
+                           shown(r.field, r.limit));
+    return fmt::format("{}: {} {} has been {} {} for {}", where, info.what, shown(r.field, v), side,
+                       shown(r.field, r.limit), span(for_seconds));
+}
+
 std::string where(int gpu, const std::vector<GpuIdentity>& ids) {
     if (gpu < 0) return "this node";
     const auto i = static_cast<size_t>(gpu);
@@ -148,21 +170,18 @@ void AlertEngine::threshold(const Rule& r, const NodeSample& tick,
         const double for_seconds = instant_ ? 0 : r.for_seconds;
         Alert a = draft(r, static_cast<int>(g.index), ids);
         a.value = *v;
-        a.summary =
-            fmt::format("{}: {} {} has been {} {} for {}", where(a.gpu, ids),
-                        field_info(r.field).what, shown(r.field, *v), r.below ? "below" : "above",
-                        shown(r.field, r.limit), span(for_seconds));
+        a.summary = threshold_summary(r, where(a.gpu, ids), *v, for_seconds);
         if (r.field == Field::kTemperatureVerdict) {  // say it in degrees
             a.value = g.temperature_celsius;
             a.summary = fmt::format(
-                "{}: temperature {} °C, slowdown at {} °C, maximum operating {} °C, for {}",
+                "{}: temperature {} °C, slowdown at {} °C, maximum operating {} °C{}",
                 where(a.gpu, ids), *g.temperature_celsius,
                 g.temperature_slowdown_celsius ? fmt::format("{}", *g.temperature_slowdown_celsius)
                                                : "?",
                 g.temperature_max_operating_celsius
                     ? fmt::format("{}", *g.temperature_max_operating_celsius)
                     : "?",
-                span(for_seconds));
+                held_for(for_seconds));
         }
         condition(key_of(r, std::to_string(g.index)), holds, tick.time, for_seconds, a, out);
     }

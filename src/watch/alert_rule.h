@@ -49,6 +49,9 @@ struct FieldInfo {
     const char* what;  // as alerts say it
     const char* unit;  // "" for plain numbers
     bool counter;
+    // A 0/1 flag: what it means while set, as an alert says it after "GPU 0: ". Its value and
+    // a limit between 0 and 1 mean nothing to a reader. nullptr for measured values.
+    const char* when_set;
 };
 const FieldInfo& field_info(Field f);
 std::optional<Field> field_from_name(const std::string& name);

@@ -129,15 +129,25 @@ Status History::check_schema(bool create) {
 }
 
 Result<History> History::open_to_read(const std::string& path) {
+    // Read-write (never creating), with writes refused: only a connection that may write can
+    // checkpoint the WAL and remove the -wal and -shm files when it is the last to close, as
+    // after a watch that was killed. Where the file cannot be written, read-only it is.
     sqlite3* db = nullptr;
-    const int rc =
-        sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+    int rc =
+        sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+        sqlite3_close_v2(db);
+        db = nullptr;
+        rc =
+            sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+    }
     History h(db);
     h.path_ = path;
     if (rc != SQLITE_OK)
         return Status{Errc::kIo, fmt::format("cannot open the history {}: {}", path,
                                              db ? sqlite3_errmsg(db) : "out of memory")};
     sqlite3_busy_timeout(db, 2000);
+    if (!sqlite3_db_readonly(db, "main")) TRAINRIG_TRY(h.exec("PRAGMA query_only = 1"));
     TRAINRIG_TRY(h.check_schema(false));
     return h;
 }
@@ -154,7 +164,12 @@ History::~History() {
 
 Status History::record(const NodeSample& tick, const std::vector<GpuIdentity>& gpus) {
     TRAINRIG_TRY(exec("BEGIN"));
-    Statement id(db_, "INSERT OR REPLACE INTO gpus VALUES (?, ?, ?, ?)");
+    // A GPU lost since the last start answers with blanks: what was stored about it stays.
+    Statement id(db_,
+                 "INSERT OR REPLACE INTO gpus VALUES (?1, "
+                 "COALESCE(NULLIF(?2, ''), (SELECT uuid FROM gpus WHERE gpu = ?1), ''), "
+                 "COALESCE(NULLIF(?3, ''), (SELECT name FROM gpus WHERE gpu = ?1), ''), "
+                 "COALESCE(NULLIF(?4, ''), (SELECT pci_bus_id FROM gpus WHERE gpu = ?1), ''))");
     Statement ins(db_, "INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     if (!id || !ins) {
         Status s = error("prepare");

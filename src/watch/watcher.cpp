@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "probe/parsers.h"
+#include "watch/known_identity.h"
 
 namespace trainrig::watch {
 
@@ -24,6 +25,8 @@ Watcher::Watcher(const WatchOptions& options, std::vector<Rule> rules)
         next_.nvml_absent = sampler.status().code() == Errc::kNotFound;
     }
     const RootFs fs(options.root);
+    // A GPU lost before watch started has no identity from NVML; the driver still lists it.
+    fill_from_driver(next_.gpus, driver_identities(fs));
     if (auto id = fs.read_trimmed("/proc/sys/kernel/random/boot_id")) boot_id_ = *id;
     if (options.kernel_log) {
         auto follower = fs.is_live() ? KmsgFollower::open_live()
@@ -92,6 +95,11 @@ void Watcher::publish() {
     auto fresh = std::make_shared<const WatchView>(next_);
     std::lock_guard lock(mutex_);
     published_ = std::move(fresh);
+}
+
+void Watcher::remember_identities(const std::vector<GpuIdentity>& known) {
+    fill_identities(next_.gpus, known);
+    publish();
 }
 
 void Watcher::resume_kernel_log(uint64_t seq) {

@@ -42,6 +42,10 @@ public:
 
     std::shared_ptr<const WatchView> view() const;
 
+    // The identities a history kept (watch --db): what NVML and the driver left blank, as for a
+    // GPU lost before this start, is filled from them.
+    void remember_identities(const std::vector<GpuIdentity>& known);
+
     // The kernel log's position, to resume after a restart within the same boot: records up to
     // `seq` are then skipped. boot_id() names the boot (the kernel's random boot id).
     void resume_kernel_log(uint64_t seq);

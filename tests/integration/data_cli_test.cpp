@@ -338,6 +338,49 @@ TEST_F(DataCli, LlmcShardsSplitAtShardTokensAndVerifyAndInspectAcceptThem) {
     EXPECT_EQ(doc["previews"][3]["text"], "re" + kEod);  // "in here<eod>": in, ' ', he, r, e, eod
 }
 
+TEST_F(DataCli, OneLlmcShardIsNamedAsItsFileAndReadWithTheDatasetsTokenizer) {
+    write_file(path("in.jsonl"), jsonl({"the other thing", "in here"}));  // 12 + 6 tokens
+    const std::string prefix = path("llmc");
+    auto r =
+        tokenize("--input " + path("in.jsonl") +
+                 " --append-eod --shard-format llmc --shard-tokens 5 --output-prefix " + prefix);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const std::string shard = path("llmc_000001.bin");
+
+    // Shard 1 given alone is shard 1, and llmc.meta.json (not llmc_000001.bin.meta.json) names
+    // the tokenizer, so no --tokenizer is needed to decode it.
+    auto text = run_trainrig("data inspect " + shard);
+    ASSERT_EQ(text.rc, 0) << text.err;
+    EXPECT_NE(text.out.find("\nshard 1 (llmc_000001.bin, 5 tokens): \""), std::string::npos)
+        << text.out;
+    EXPECT_EQ(text.out.find("pass --tokenizer"), std::string::npos) << text.out;
+    const json doc = inspect_json(shard, 1);
+    ASSERT_EQ(doc["previews"].size(), 1u);
+    EXPECT_EQ(doc["previews"][0]["index"], 1);
+    EXPECT_EQ(doc["previews"][0]["file"], shard);
+    EXPECT_TRUE(doc["previews"][0].contains("text")) << doc.dump();
+
+    // llm.c shards have no documents, pointers or document indices to vouch for.
+    auto v = run_trainrig("data verify " + shard);
+    ASSERT_EQ(v.rc, 0) << v.out << v.err;
+    EXPECT_EQ(v.out.find("documents"), std::string::npos) << v.out;
+    EXPECT_EQ(v.out.find("pointers"), std::string::npos) << v.out;
+    EXPECT_NE(v.out.find("headers, sizes and token range check out"), std::string::npos) << v.out;
+    EXPECT_NE(v.out.find("vocabulary " + std::to_string(tiny_.vocab_size())), std::string::npos)
+        << v.out;
+
+    // A shard cut short: no token could be read, so there is no largest id to print.
+    write_file(shard, slurp(shard).substr(0, 500));
+    auto cut = run_trainrig("data verify " + shard);
+    EXPECT_EQ(cut.rc, 1) << cut.out << cut.err;
+    EXPECT_NE(cut.out.find("shorter than llm.c's 1024-byte header"), std::string::npos) << cut.out;
+    EXPECT_EQ(cut.out.find("largest id"), std::string::npos) << cut.out;
+    EXPECT_EQ(cut.out.find(" -1"), std::string::npos) << cut.out;
+    auto cut_json = run_trainrig("data verify " + shard + " --json");
+    EXPECT_EQ(cut_json.rc, 1) << cut_json.err;
+    EXPECT_TRUE(json::parse(cut_json.out)["max_token"].is_null()) << cut_json.out;
+}
+
 // ---- GPT-2 folder
 // --------------------------------------------------------------------------------
 

@@ -22,7 +22,9 @@ TEST(WatchOnce, ArticleBoxShowsTheLostGpuAndItsXid) {
                           "TRAINRIG_FAKE_NVML=" + nvml_fixture("article-box.json"));
     EXPECT_EQ(r.rc, 1) << r.err;  // a GPU is not ok
     EXPECT_NE(r.out.find("lost"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("Xid 79 on 0000:41:00: GPU has fallen off the bus"), std::string::npos)
+    // The lost GPU keeps the identity the driver lists, so its Xid names it.
+    EXPECT_NE(r.out.find("Xid 79 on GPU 1 (0000:41:00): GPU has fallen off the bus"),
+              std::string::npos)
         << r.out;
 }
 
@@ -166,6 +168,105 @@ TEST(WatchHistory, RestartResumesTheKernelLogAndReportSummarises) {
         << missing.err;
     EXPECT_FALSE(fs::exists(dir / "absent.db"));  // reading creates nothing
     fs::remove_all(dir);
+}
+
+// A temporary folder for one test, removed after it.
+class WatchTempDir : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() /
+               ("trainrig-watch-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir_);
+        fs::create_directories(dir_ / "textfile");
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    std::string textfile() const { return slurp(dir_ / "textfile" / "trainrig.prom"); }
+    fs::path dir_;
+};
+
+using WatchLostGpu = WatchTempDir;
+
+TEST_F(WatchLostGpu, KeepsTheIdentityTheDriverStillListsAndItsXidNamesIt) {
+    // article-box: GPU 1 (41:00.0) was lost before watch started; NVML answers GPU_IS_LOST for
+    // its name, UUID and bus id, the driver's /proc files still describe it.
+    auto r =
+        run_trainrig("watch --no-listen --interval 0.1 --duration 0.5 --root " +
+                         fixture("article-box") + " --textfile " + (dir_ / "textfile").string(),
+                     "TRAINRIG_FAKE_NVML=" + nvml_fixture("article-box.json"));
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const std::string text = textfile();
+    ASSERT_NE(text.find("trainrig_gpu_info"), std::string::npos) << text;
+    EXPECT_EQ(text.find("uuid=\"\""), std::string::npos) << text;
+    EXPECT_EQ(text.find("gpu=\"\""), std::string::npos) << text;
+    EXPECT_EQ(text.find("name=\"\""), std::string::npos) << text;
+    EXPECT_NE(text.find("uuid=\"GPU-6963a909-9dfc-ae7f-3f16-6860eed3f3c6\""), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("trainrig_gpu_xid_events_total{gpu=\"1\""), std::string::npos) << text;
+}
+
+TEST_F(WatchLostGpu, KeepsTheIdentityTheHistoryStoredWhenTheDriverSaysNothing) {
+    // The same two GPUs, first sound, then GPU 1 lost; no driver files (cpu-only), so only the
+    // history remembers who GPU 1 was, and the lost start must not blank what it stored.
+    auto fixture_json = nlohmann::json::parse(slurp(nvml_fixture("faults/lost-gpu.json")));
+    nlohmann::json& lost = fixture_json["gpus"][1];
+    nlohmann::json sound_gpu = fixture_json["gpus"][0];  // GPU 0's readings, GPU 1's identity
+    for (const char* key : {"name", "uuid", "pci_bus_id"}) sound_gpu[key] = lost[key];
+    lost = sound_gpu;
+    const std::string sound = (dir_ / "sound.json").string();
+    std::ofstream(sound) << fixture_json.dump();
+    const std::string db = (dir_ / "w.db").string();
+    const std::string args =
+        "watch --no-listen --no-kernel-log --interval 0.1 --duration 0.3 "
+        "--root " +
+        fixture("cpu-only") + " --db " + db;
+    ASSERT_EQ(run_trainrig(args, "TRAINRIG_FAKE_NVML=" + sound).rc, 0);
+    for (int run = 0; run < 2; ++run) {  // the second start finds the blanks of the first
+        auto r = run_trainrig(args + " --textfile " + (dir_ / "textfile").string(),
+                              "TRAINRIG_FAKE_NVML=" + nvml_fixture("faults/lost-gpu.json"));
+        ASSERT_EQ(r.rc, 0) << r.err;
+        const std::string text = textfile();
+        EXPECT_EQ(text.find("uuid=\"\""), std::string::npos) << text;
+        EXPECT_NE(text.find("uuid=\"GPU-22e403b8-b573-74d9-c799-943fb919726e\""), std::string::npos)
+            << text;
+    }
+}
+
+using WatchHistoryFiles = WatchTempDir;
+
+TEST_F(WatchHistoryFiles, NoWalOrShmIsLeftByWatchOrByTheReportAfterAKill) {
+    const std::string db = (dir_ / "w.db").string();
+    const auto leftovers = [&] {
+        return std::vector<bool>{fs::exists(db + "-wal"), fs::exists(db + "-shm")};
+    };
+    const std::vector<bool> none = {false, false};
+    const std::string env = "TRAINRIG_FAKE_NVML=" + nvml_fixture("hgx-8xh100.json");
+    auto clean = run_trainrig("watch --no-listen --interval 0.1 --duration 0.5 --root " +
+                                  fixture("hgx-8xh100") + " --db " + db,
+                              env);
+    ASSERT_EQ(clean.rc, 0) << clean.err;
+    EXPECT_EQ(leftovers(), none);
+    {
+        BackgroundProcess daemon({TRAINRIG_BINARY, "watch", "--no-listen", "--interval", "0.1",
+                                  "--root", fixture("hgx-8xh100"), "--db", db},
+                                 {env}, (dir_ / "out").string(), (dir_ / "err").string());
+        ASSERT_TRUE(daemon.started());
+        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        EXPECT_EQ(daemon.stop(SIGTERM, 10), 128 + SIGTERM) << slurp(dir_ / "err");
+    }
+    EXPECT_EQ(leftovers(), none);
+    {
+        BackgroundProcess daemon({TRAINRIG_BINARY, "watch", "--no-listen", "--interval", "0.1",
+                                  "--root", fixture("hgx-8xh100"), "--db", db},
+                                 {env}, (dir_ / "out").string(), (dir_ / "err").string());
+        ASSERT_TRUE(daemon.started());
+        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        daemon.stop(SIGKILL, 10);  // no chance to close: the -wal and -shm stay
+    }
+    EXPECT_TRUE(fs::exists(db + "-wal"));
+    auto report = run_trainrig("watch report --db " + db);
+    ASSERT_EQ(report.rc, 0) << report.err;
+    EXPECT_EQ(leftovers(), none);  // the report, the last to close, folded them in
 }
 
 class WatchDaemon : public ::testing::Test {

@@ -535,6 +535,30 @@ TEST_F(DataShardCheck, InspectCountsLlmcTokensAcrossShards) {
     EXPECT_EQ(s->previews[1].first_ids, (Ids{5, 6}));
 }
 
+TEST(DataShardNames, ShardNumberAndDatasetPrefixComeFromTheName) {
+    EXPECT_EQ(llmc_shard_number("data/train_000001.bin"), 1u);
+    EXPECT_EQ(llmc_shard_number("data/train_000000.bin"), 0u);
+    EXPECT_EQ(llmc_shard_number("data/train.bin"), std::nullopt);
+    EXPECT_EQ(llmc_shard_number("data/train_00001.bin"), std::nullopt);  // five digits
+    EXPECT_EQ(llmc_shard_number("data/train_00000x.bin"), std::nullopt);
+    EXPECT_EQ(dataset_prefix("data/train_000001.bin"), "data/train");
+    EXPECT_EQ(dataset_prefix("data/train.bin"), "data/train");
+    EXPECT_EQ(dataset_prefix("data/train"), "data/train");
+}
+
+TEST_F(DataShardCheck, VerifyOfAnUnreadableShardHasNoLargestId) {
+    const auto paths = write_llmc(50257, 3, {{1, 2}});
+    write_bytes(paths[0], "short");
+    auto r = verify_shards(paths[0], 50257);
+    ASSERT_TRUE(r) << r.status().message();
+    EXPECT_EQ(r->problems.size(), 1u);
+    EXPECT_EQ(r->max_token, std::nullopt);
+    const std::string text = render_verify_text(*r);
+    EXPECT_FALSE(has(text, "largest id")) << text;
+    EXPECT_FALSE(has(text, "documents")) << text;
+    EXPECT_TRUE(verify_json(*r)["max_token"].is_null());
+}
+
 // ---------------------------------------------------------------------------------------------
 // StagedFile
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "doctor/rule.h"
+#include "nvml/nvml_api.h"
 #include "temp_dir_test.h"
 #include "watch/alert_config.h"
 #include "watch/alert_engine.h"
@@ -82,6 +83,48 @@ TEST(Alerts, TemperatureRampFiresAfterItsDurationAndResolves) {
     EXPECT_FALSE(alerts[1].firing);
     EXPECT_EQ(alerts[1].at, 100);
     EXPECT_TRUE(e.firing().empty());
+}
+
+TEST(Alerts, AFlagSaysWhatItMeansNotItsValueAgainstAHalf) {
+    // Thermal slowdown is a 0/1 flag: "1 has been above 0.5" tells a reader nothing.
+    auto slowed = [](int t) {
+        NodeSample n = tick(t, 1);
+        n.gpus[0].clock_event_reasons = nvml::kClocksEventSwThermalSlowdown;
+        return n;
+    };
+    AlertEngine daemon({only("gpu-thermal-slowdown")});  // for 10 s
+    const auto fired = run(daemon, 0, 10, slowed, 1);
+    ASSERT_EQ(fired.size(), 1u);
+    EXPECT_EQ(fired[0].summary,
+              "GPU 0 (GPU-0): thermal slowdown is holding its clocks down to cool it (for at "
+              "least 10 s)");
+    // One look (--once) judges at once: no "for 0 s" either.
+    AlertEngine once({only("gpu-thermal-slowdown"), only("gpu-temperature")});
+    once.judge_instantly(true);
+    auto hot = [&](int t) {
+        NodeSample n = slowed(t);
+        n.gpus[0].temperature_celsius = 86;  // 1 °C from slowdown
+        return n;
+    };
+    const auto now = run(once, 0, 0, hot, 1);
+    ASSERT_EQ(now.size(), 2u);
+    for (const auto& a : now) {
+        EXPECT_EQ(a.summary.find("above 0.5"), std::string::npos) << a.summary;
+        EXPECT_EQ(a.summary.find("for 0 s"), std::string::npos) << a.summary;
+    }
+}
+
+TEST(Alerts, AThresholdJudgedAtOnceSaysIsNotHasBeenForZeroSeconds) {
+    Rule r;
+    r.name = "cold";
+    r.field = Field::kUtilization;
+    r.below = true;
+    r.limit = 0.5;
+    AlertEngine e({r});
+    const auto fired = run(
+        e, 0, 0, [](int t) { return tick(t, 1, 0.2); }, 1);
+    ASSERT_EQ(fired.size(), 1u);
+    EXPECT_EQ(fired[0].summary, "GPU 0 (GPU-0): utilization 20 % is below 50 %");
 }
 
 TEST(Alerts, EveryDoctorTwinIsARealRule) {

@@ -1,6 +1,7 @@
 // The SQLite history and the report built from it.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -160,6 +161,57 @@ TEST_F(HistoryTest, ReadingChangesNothing) {
     ASSERT_TRUE(rows);
     EXPECT_EQ(rows->size(), 2u);
     EXPECT_EQ(fs::last_write_time(db_), before);
+}
+
+TEST_F(HistoryTest, AGpuThatAnswersWithBlanksKeepsItsStoredIdentity) {
+    // Restarted after GPU 1 was lost: NVML gives it no UUID, name or bus id any more.
+    {
+        auto h = History::open(db_);
+        ASSERT_TRUE(h);
+        ASSERT_TRUE(h.value().record(tick(5, 0.9, 0.9), two()).ok());
+    }
+    auto h = History::open(db_);
+    ASSERT_TRUE(h);
+    auto lost = two();
+    lost[1] = {1, "", "", ""};
+    ASSERT_TRUE(h.value().record(tick(6, 0.9, 0.9), lost).ok());
+    auto ids = h.value().gpus();
+    ASSERT_TRUE(ids);
+    ASSERT_EQ(ids->size(), 2u);
+    EXPECT_EQ((*ids)[1].uuid, "GPU-b");
+    EXPECT_EQ((*ids)[1].name, "H100");
+    EXPECT_EQ((*ids)[1].bus_id, "0000:c1:00.0");
+    // A GPU that does answer, with another identity (replaced), is stored as it says.
+    auto swapped = two();
+    swapped[1].uuid = "GPU-c";
+    ASSERT_TRUE(h.value().record(tick(7, 0.9, 0.9), swapped).ok());
+    EXPECT_EQ((*h.value().gpus())[1].uuid, "GPU-c");
+}
+
+TEST_F(HistoryTest, ReadingAfterAKilledWriterLeavesNoWalOrShm) {
+    // A watch killed (SIGKILL, power loss) leaves db-wal and db-shm; the report, the last
+    // connection to close, checkpoints and removes them.
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        auto h = History::open(db_);
+        if (!h || !h.value().record(tick(5, 0.9, 0.9), two()).ok()) ::_exit(1);
+        ::_exit(0);  // never closed
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_TRUE(fs::exists(db_ + "-wal"));
+    {
+        auto r = History::open_to_read(db_);
+        ASSERT_TRUE(r) << r.status().message();
+        auto rows = r.value().samples_since(0);
+        ASSERT_TRUE(rows);
+        EXPECT_EQ(rows->size(), 2u);
+        EXPECT_FALSE(r.value().record(tick(6, 0.9, 0.9), two()).ok());  // reading writes nothing
+    }
+    EXPECT_FALSE(fs::exists(db_ + "-wal"));
+    EXPECT_FALSE(fs::exists(db_ + "-shm"));
 }
 
 TEST(Spread, MinMedianMaxStddev) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ inline constexpr size_t kLlmcHeaderBytes = 256 * 4;
 std::vector<std::string> llmc_shard_paths(const std::string& name);
 // The name of shard i of PREFIX.
 std::string llmc_shard_path(const std::string& prefix, size_t i);
+// i when `path` is named as shard i of some prefix (PREFIX_00000i.bin), else nullopt.
+std::optional<size_t> llmc_shard_number(const std::string& path);
 
 class LlmcShard {
 public:

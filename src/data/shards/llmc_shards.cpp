@@ -110,6 +110,20 @@ std::string llmc_shard_path(const std::string& prefix, size_t i) {
     return fmt::format("{}_{:06d}.bin", prefix, i);
 }
 
+std::optional<size_t> llmc_shard_number(const std::string& path) {
+    // "_" + six digits + ".bin": the suffix llmc_shard_path writes (llm.c's own names too).
+    constexpr size_t kSuffix = 1 + 6 + 4;
+    if (path.size() < kSuffix || !path.ends_with(".bin")) return std::nullopt;
+    const size_t at = path.size() - kSuffix;
+    if (path[at] != '_') return std::nullopt;
+    size_t n = 0;
+    for (size_t i = at + 1; i < at + 7; ++i) {
+        if (path[i] < '0' || path[i] > '9') return std::nullopt;
+        n = n * 10 + static_cast<size_t>(path[i] - '0');
+    }
+    return n;
+}
+
 std::vector<std::string> llmc_shard_paths(const std::string& name) {
     std::error_code ec;
     if (name.ends_with(".bin") && std::filesystem::is_regular_file(name, ec)) return {name};

@@ -70,8 +70,15 @@ DocumentPreview preview(uint64_t index, const std::vector<uint32_t>& ids, size_t
 
 }  // namespace
 
-std::optional<std::string> recorded_tokenizer(const std::string& prefix) {
-    auto text = read_user_file(prefix + ".meta.json", "PREFIX", 1 << 20);
+std::string dataset_prefix(const std::string& name) {
+    if (llmc_shard_number(name))
+        return name.substr(0, name.size() - std::string("_000000.bin").size());
+    if (name.ends_with(".bin")) return name.substr(0, name.size() - std::string(".bin").size());
+    return name;
+}
+
+std::optional<std::string> recorded_tokenizer(const std::string& name) {
+    auto text = read_user_file(dataset_prefix(name) + ".meta.json", "PREFIX", 1 << 20);
     if (!text) return std::nullopt;
     const auto j = nlohmann::json::parse(*text, nullptr, false);
     if (!j.is_object() || !j.contains("tokenizer") || !j["tokenizer"].contains("spec") ||
@@ -80,8 +87,8 @@ std::optional<std::string> recorded_tokenizer(const std::string& prefix) {
     return j["tokenizer"]["spec"].get<std::string>();
 }
 
-std::optional<size_t> recorded_vocab_size(const std::string& prefix) {
-    auto text = read_user_file(prefix + ".meta.json", "PREFIX", 1 << 20);
+std::optional<size_t> recorded_vocab_size(const std::string& name) {
+    auto text = read_user_file(dataset_prefix(name) + ".meta.json", "PREFIX", 1 << 20);
     if (!text) return std::nullopt;
     const auto j = nlohmann::json::parse(*text, nullptr, false);
     if (!j.is_object() || !j.contains("tokenizer") || !j["tokenizer"].contains("vocab_size") ||
@@ -126,8 +133,11 @@ Result<ShardSummary> inspect_shards(const std::string& prefix, size_t show, size
             // llm.c shards record no document boundaries; show the start of each shard.
             std::vector<uint32_t> ids(std::min<uint64_t>(shard->tokens(), 4096));
             for (size_t k = 0; k < ids.size(); ++k) ids[k] = static_cast<uint32_t>(shard->token(k));
-            s.previews.push_back(preview(s.files.size() - 1, ids, max_chars, tokenizer));
+            // Numbered as the file is named: shard 1 stays shard 1 when given alone.
+            s.previews.push_back(preview(llmc_shard_number(f).value_or(s.files.size() - 1), ids,
+                                         max_chars, tokenizer));
             s.previews.back().tokens = shard->tokens();
+            s.previews.back().file = f;
         }
     }
     return s;
@@ -137,7 +147,7 @@ Result<VerifyReport> verify_shards(const std::string& prefix, std::optional<size
     VerifyReport r;
     r.vocab_size = vocab_size;
     const auto check_token = [&](int64_t v, const std::string& where) {
-        r.max_token = std::max(r.max_token, v);
+        r.max_token = std::max(r.max_token.value_or(v), v);
         if (r.problems.size() >= 20) return;
         if (v < 0)
             r.problems.push_back(fmt::format("{} is {}, a negative token id", where, v));
@@ -160,7 +170,7 @@ Result<VerifyReport> verify_shards(const std::string& prefix, std::optional<size
             for (uint64_t k = 0; k < d->length(s); ++k) {
                 const int64_t v = d->token(first + k);
                 if (v < 0 || (vocab_size && static_cast<uint64_t>(v) >= *vocab_size) ||
-                    v > r.max_token)
+                    !r.max_token || v > *r.max_token)
                     check_token(v, fmt::format("token {} of document {}", k, s));
             }
         }
@@ -179,7 +189,8 @@ Result<VerifyReport> verify_shards(const std::string& prefix, std::optional<size
         r.tokens += shard->tokens();
         for (uint64_t k = 0; k < shard->tokens(); ++k) {
             const int64_t v = shard->token(k);
-            if (v < 0 || (vocab_size && static_cast<uint64_t>(v) >= *vocab_size) || v > r.max_token)
+            if (v < 0 || (vocab_size && static_cast<uint64_t>(v) >= *vocab_size) || !r.max_token ||
+                v > *r.max_token)
                 check_token(v, fmt::format("{} token {}", f, k));
         }
     }
@@ -206,8 +217,9 @@ std::string render_summary_text(const ShardSummary& s) {
         }
     }
     for (const auto& p : s.previews) {
-        out += fmt::format("\n{} {} ({} tokens): ", s.format == "llmc" ? "shard" : "document",
-                           p.index, p.tokens);
+        out += p.file.empty() ? fmt::format("\ndocument {} ({} tokens): ", p.index, p.tokens)
+                              : fmt::format("\nshard {} ({}, {} tokens): ", p.index,
+                                            fs::path(p.file).filename().string(), p.tokens);
         if (p.text) {
             out += fmt::format("{:?}\n", *p.text);
         } else {
@@ -240,6 +252,7 @@ nlohmann::json summary_json(const ShardSummary& s) {
     for (const auto& p : s.previews) {
         nlohmann::json d = {{"index", p.index}, {"tokens", p.tokens}, {"first_ids", p.first_ids}};
         if (p.text) d["text"] = *p.text;
+        if (!p.file.empty()) d["file"] = p.file;
         docs.push_back(d);
     }
     j["previews"] = docs;
@@ -248,14 +261,24 @@ nlohmann::json summary_json(const ShardSummary& s) {
 
 std::string render_verify_text(const VerifyReport& r) {
     std::string out = fmt::format("{} dataset: {}\n", r.format, join(r.files, ", "));
-    out += fmt::format("  documents {}  tokens {}  largest id {}  vocabulary {}\n", r.documents,
-                       r.tokens, r.max_token,
+    // llm.c shards record neither documents nor pointers: only a header and the tokens.
+    const bool megatron = r.format == "megatron";
+    out += "  ";
+    if (megatron) out += fmt::format("documents {}  ", r.documents);
+    out += fmt::format("tokens {}  ", r.tokens);
+    if (r.max_token) out += fmt::format("largest id {}  ", *r.max_token);
+    out += fmt::format("vocabulary {}\n",
                        r.vocab_size ? std::to_string(*r.vocab_size) : std::string("unknown"));
     if (r.problems.empty()) {
-        out += r.vocab_size
-                   ? "  sound: sizes, pointers, document indices and token range check out\n"
-                   : "  sound: sizes, pointers and document indices check out (token "
-                     "range not checked: pass --vocab-size or --tokenizer)\n";
+        if (r.vocab_size)
+            out += megatron
+                       ? "  sound: sizes, pointers, document indices and token range check out\n"
+                       : "  sound: headers, sizes and token range check out\n";
+        else
+            out += fmt::format(
+                "  sound: {} check out (token range not checked: pass --vocab-size or "
+                "--tokenizer)\n",
+                megatron ? "sizes, pointers and document indices" : "headers and sizes");
         return out;
     }
     for (const auto& p : r.problems) out += fmt::format("  problem: {}\n", p);
@@ -263,15 +286,16 @@ std::string render_verify_text(const VerifyReport& r) {
 }
 
 nlohmann::json verify_json(const VerifyReport& r) {
-    nlohmann::json j = {{"schema", "trainrig.data.verify"},
-                        {"schema_version", 1},
-                        {"format", r.format},
-                        {"files", r.files},
-                        {"documents", r.documents},
-                        {"tokens", r.tokens},
-                        {"max_token", r.max_token},
-                        {"ok", r.problems.empty()},
-                        {"problems", r.problems}};
+    nlohmann::json j = {
+        {"schema", "trainrig.data.verify"},
+        {"schema_version", 1},
+        {"format", r.format},
+        {"files", r.files},
+        {"documents", r.documents},
+        {"tokens", r.tokens},
+        {"max_token", r.max_token ? nlohmann::json(*r.max_token) : nlohmann::json(nullptr)},
+        {"ok", r.problems.empty()},
+        {"problems", r.problems}};
     j["vocab_size"] = r.vocab_size ? nlohmann::json(*r.vocab_size) : nlohmann::json(nullptr);
     return j;
 }

@@ -25,6 +25,7 @@ struct DocumentPreview {
     uint64_t tokens = 0;
     std::vector<uint32_t> first_ids;
     std::optional<std::string> text;  // decoded (cut to max_chars), when a tokenizer is known
+    std::string file;                 // llm.c: the shard shown ("" for Megatron documents)
 };
 
 struct ShardSummary {
@@ -41,14 +42,20 @@ struct VerifyReport {
     std::string format;
     std::vector<std::string> files;
     uint64_t documents = 0, tokens = 0;
-    int64_t max_token = -1;
+    std::optional<int64_t> max_token;  // none when no token could be read
     std::optional<size_t> vocab_size;
     std::vector<std::string> problems;  // empty: sound
 };
 
-// The tokenizer recorded by `data tokenize` in PREFIX.meta.json, if any.
-std::optional<std::string> recorded_tokenizer(const std::string& prefix);
-std::optional<size_t> recorded_vocab_size(const std::string& prefix);
+// The PREFIX `data tokenize` was given, from what a user names: an llm.c shard
+// (PREFIX_000001.bin), a single .bin file (PREFIX.bin) or the prefix itself. PREFIX.meta.json
+// lies beside the shards under that name, not under the shard's.
+std::string dataset_prefix(const std::string& name);
+
+// The tokenizer recorded by `data tokenize` in PREFIX.meta.json, if any; `name` as for
+// dataset_prefix.
+std::optional<std::string> recorded_tokenizer(const std::string& name);
+std::optional<size_t> recorded_vocab_size(const std::string& name);
 
 Result<ShardSummary> inspect_shards(const std::string& prefix, size_t show, size_t max_chars,
                                     const Tokenizer* tokenizer);

@@ -25,10 +25,12 @@ WRAPPER = os.path.join(SOURCE, "packaging/slurm/slurm-healthcheck")
 
 
 def healthcheck(cluster, node, root, *extra):
-    """One run, as an operator types it; --report to a folder that has none."""
+    """One run, as an operator types it; --report to an empty folder (a path given must exist)."""
+    reports = os.path.join(cluster.dir, "no-reports")
+    os.makedirs(reports, exist_ok=True)
     return subprocess.run(
         [BINARY, "slurm", "healthcheck", "--node", node, "--root", root,
-         "--report", os.path.join(cluster.dir, "no-reports"), *extra],
+         "--report", reports, *extra],
         env=cluster.env(), capture_output=True, text=True, timeout=60)
 
 
@@ -45,6 +47,8 @@ class Cluster(unittest.TestCase):
         if problems:
             self.fail("; ".join(problems))  # a stated failure, never a silent skip
         self.tmp = tempfile.mkdtemp(prefix="trh-", dir="/tmp")
+        # The reports folder the wrapper and the prolog name: empty, so no report is read.
+        os.mkdir(os.path.join(self.tmp, "none"))
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -92,6 +92,8 @@ class DrainAndResume(Cluster):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("would run: ", r.stdout)
             self.assertIn("state=resume", r.stdout)
+            self.assertIn("would resume it", r.stdout)
+            self.assertNotIn("resuming", r.stdout)
             self.assertIn("DRAIN", c.node_state("n3")[0])
 
             # Healthy again: what trainrig drained is resumed.

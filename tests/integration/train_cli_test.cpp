@@ -115,6 +115,29 @@ TEST_F(TrainCliTest, TheSummarySaysHowTheRunEndedInWords) {
     EXPECT_EQ(json::parse(json_again.out)["stop"], "nothing_to_do");
 }
 
+// An unknown model names each known one once; a model whose state alone does not fit is not
+// told to lower --batch.
+TEST_F(TrainCliTest, UnknownAndTooLargeModelsGetTheRightAdvice) {
+    shape_ = "--model nosuch";
+    auto r = run_trainrig(args("--steps 1"));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("unknown model 'nosuch'"), std::string::npos) << r.err;
+    for (const char* name : {"gpt2,", "gpt2-medium", "gpt2-xl", "llama3-8b"}) {
+        const size_t first = r.err.find(name);
+        EXPECT_NE(first, std::string::npos) << name << "\n" << r.err;
+        EXPECT_EQ(r.err.find(name, first + 1), std::string::npos) << name << "\n" << r.err;
+    }
+    // 70 B parameters: weights, gradients and AdamW state are about a terabyte.
+    shape_ = "--model llama3-70b";
+    r = run_trainrig(args("--steps 1 --batch 1"));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("for its weights, gradients and AdamW state alone"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("no batch fits"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("trainrig plan --model llama3-70b"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("--grad-accum"), std::string::npos) << r.err;
+}
+
 TEST_F(TrainCliTest, AResumeKeepsItsScheduleUnlessExtended) {
     const std::string dir = ckpt("schedule");
     ASSERT_EQ(run_trainrig(args("--steps 4 --stop-at 2 --ckpt-dir " + dir)).rc, 0);

@@ -21,11 +21,7 @@ constexpr size_t kMaxMessage = 80;
 // The condition's message: the first problem, id first, and how many more there are.
 std::string message(const health::HealthResult& h) {
     const auto& list = h.health == health::Health::kUnhealthy ? h.failures : h.unknowns;
-    if (list.empty())
-        return h.not_applicable == 0
-                   ? fmt::format("ok: {} checks passed", h.checks)
-                   : fmt::format("ok: {} checks passed, {} not applicable",
-                                 h.checks - h.not_applicable, h.not_applicable);
+    if (list.empty()) return "ok: " + health::checks_text(h);
     const std::string more = list.size() > 1 ? fmt::format(" (+{} more)", list.size() - 1) : "";
     return health::problem_line(list.front(), kMaxMessage - more.size()) + more;
 }
@@ -62,7 +58,8 @@ public:
         alarm.phase("reading the machine");
         auto health = health::check_health(options_);
         if (!health) {
-            std::printf("unknown: %s\n", health.status().message().substr(0, kMaxMessage - 9).c_str());
+            std::printf("unknown: %s\n",
+                        health.status().message().substr(0, kMaxMessage - 9).c_str());
             return print_error(name(), health.status());
         }
         const int code = health::health_exit_code(health->health);

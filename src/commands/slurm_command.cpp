@@ -86,18 +86,18 @@ public:
         if (!nodes && !dry_run_) return finish(health, node, {}, {}, nodes.status());
         if (!nodes) {
             // A dry run still says what it would do, on the assumption it states.
-            health.notes.push_back(nodes.status().message() +
-                                    "; assuming the node is not drained");
+            health.notes.push_back(nodes.status().message() + "; assuming the node is not drained");
             nodes = std::vector<slurm::SlurmNode>{{node, "UNKNOWN", "", {}}};
         }
         const auto self = std::find_if(nodes->begin(), nodes->end(),
                                        [&](const auto& n) { return n.name == node; });
         if (self == nodes->end())
-            return finish(health, node, {}, {},
-                          {Errc::kNotFound,
-                           fmt::format("node {} is not in `scontrol show node`", node),
-                           "name it with --node"});
+            return finish(
+                health, node, {}, {},
+                {Errc::kNotFound, fmt::format("node {} is not in `scontrol show node`", node),
+                 "name it with --node"});
 
+        policy_.dry_run = dry_run_;
         const auto action = slurm::decide(health, *self, *nodes, policy_);
         std::vector<std::string> command;
         if (action.kind == slurm::ActionKind::kDrain)
@@ -122,23 +122,26 @@ private:
             doc["schema"] = "trainrig.slurm.healthcheck";
             doc["schema_version"] = 1;
             doc["node"] = node;
-            doc["action"] = {{"kind", slurm::action_name(action.kind)},
-                             {"reason", action.reason},
-                             {"message", action.message},
-                             {"command", command},
-                             {"dry_run", dry_run_},
-                             {"error", error.ok() ? nlohmann::json(nullptr)
-                                                  : nlohmann::json(error.message())}};
+            doc["action"] = {
+                {"kind", slurm::action_name(action.kind)},
+                {"reason", action.reason},
+                {"message", action.message},
+                {"command", command},
+                {"dry_run", dry_run_},
+                {"error", error.ok() ? nlohmann::json(nullptr) : nlohmann::json(error.message())}};
             text = json_result(std::move(doc), kCommand, code);
         } else {
             text = fmt::format("{}: {}", node, health::health_name(h.health));
             if (!h.failures.empty()) text += ": " + health::problem_line(h.failures.front(), 200);
-            text += fmt::format(" ({} checks)\n", h.checks);
+            text += fmt::format(" ({})\n", health::checks_text(h));
             if (verbose_) text += health::render_problems(h);
             if (!action.message.empty()) text += action.message + "\n";
             if (!command.empty())
-                text += fmt::format("{}{}\n", dry_run_ ? "would run: " : error.ok() ? "ran: " : "failed: ",
-                                   shell_command(command));
+                text += fmt::format("{}{}\n",
+                                    dry_run_     ? "would run: "
+                                    : error.ok() ? "ran: "
+                                                 : "failed: ",
+                                    shell_command(command));
         }
         if (!error.ok()) print_error(kCommand, error);
         return emit_result(kCommand, output_, text, code);

@@ -125,9 +125,11 @@ private:
         return collect_snapshot(o);
     }
 
-    Result<stack::GpuTarget> target(const stack::StackData& data, const Snapshot* machine) {
+    // `command` is the one the no-GPU hint tells the user to run again with --gpu.
+    Result<stack::GpuTarget> target(const stack::StackData& data, const Snapshot* machine,
+                                    std::string_view command) {
         if (gpu_ != "auto") return stack::named_gpu(data, gpu_);
-        return stack::detected_gpus(data, *machine);
+        return stack::detected_gpus(data, *machine, command);
     }
 
     stack::Pins pins() const {
@@ -144,7 +146,7 @@ private:
             if (!snap) return print_error(name(), snap.status());
             machine = std::move(snap).value();
         }
-        auto gpu = target(data, machine ? &*machine : nullptr);
+        auto gpu = target(data, machine ? &*machine : nullptr, name());
         if (!gpu) return print_error(name(), gpu.status());
 
         std::string distro_note;
@@ -186,7 +188,7 @@ private:
         const char* command = "stack check";
         auto snap = read_machine(true);
         if (!snap) return print_error(command, snap.status());
-        auto gpu = target(data, &*snap);
+        auto gpu = target(data, &*snap, command);
         if (!gpu) return print_error(command, gpu.status());
         auto rec = stack::recommend(data, *gpu, pins(), nullptr);
         if (!rec) return print_error(command, rec.status());

@@ -124,8 +124,12 @@ void check_nofile(const Snapshot& s, const RuleOptions&, Finding& f) {
                 fmt::format("open-file limit {} (hard {})", limit_text(s.nofile.value().soft),
                             limit_text(s.nofile.value().hard)));
     else if (s.kernel.file_max.is_known())
-        f.raise(FindingStatus::kPass, fmt::format("fs.file-max is {}; no process limits to read",
-                                                  s.kernel.file_max.value()));
+        // The per-process limit is what jobs run out of first; without it the rule has not
+        // judged what it is for (a low fs.file-max has warned above).
+        f.raise(FindingStatus::kSkip,
+                fmt::format("no process limits to read (/proc/self/limits absent), so the "
+                            "open-file limit is not judged; fs.file-max is {}",
+                            s.kernel.file_max.value()));
     else
         f.raise(FindingStatus::kSkip, "neither /proc/self/limits nor fs.file-max exists");
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "health/cached_report.h"
 
 namespace trainrig::health {
@@ -121,6 +123,14 @@ std::string render_problems(const HealthResult& r) {
     for (const auto& p : r.failures) out += "  failed: " + problem_line(p, 200) + "\n";
     for (const auto& p : r.unknowns) out += "  could not judge: " + problem_line(p, 200) + "\n";
     for (const auto& n : r.notes) out += "  report: " + n + "\n";
+    return out;
+}
+
+std::string checks_text(const HealthResult& r) {
+    const size_t judged = r.checks - std::min(r.not_applicable, r.checks);
+    std::string out = fmt::format("{} check{} {}", judged, judged == 1 ? "" : "s",
+                                  r.health == Health::kHealthy ? "passed" : "run");
+    if (r.not_applicable > 0) out += fmt::format(", {} not applicable", r.not_applicable);
     return out;
 }
 

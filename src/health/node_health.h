@@ -32,10 +32,10 @@ struct Problem {
 };
 
 struct HealthOptions {
-    CollectOptions collect;      // --root, --timeout
-    Selection selection;         // --only/--skip narrow health_check_ids()
-    int expect_gpus = -1;        // --expect-gpus; -1: not given
-    std::string report;          // --report: a validate report, or a folder of them; empty: none
+    CollectOptions collect;  // --root, --timeout
+    Selection selection;     // --only/--skip narrow health_check_ids()
+    int expect_gpus = -1;    // --expect-gpus; -1: not given
+    std::string report;      // --report: a validate report, or a folder of them; empty: none
     double max_report_age = 7 * 86400.0;  // older reports are not used (seconds)
     std::time_t now = 0;                  // 0: the clock
 };
@@ -43,8 +43,8 @@ struct HealthOptions {
 struct HealthResult {
     Health health = Health::kUnknown;
     std::string host;
-    std::vector<Problem> failures;  // failed checks, then the report's failed measurements
-    std::vector<Problem> unknowns;  // checks that could not run
+    std::vector<Problem> failures;   // failed checks, then the report's failed measurements
+    std::vector<Problem> unknowns;   // checks that could not run
     std::vector<std::string> notes;  // which report was used, or why none
     size_t checks = 0;               // doctor checks run
     size_t not_applicable = 0;       // of those, skipped: nothing here for them to judge
@@ -59,6 +59,10 @@ nlohmann::json health_json(const HealthResult& r);
 
 // For -v: "  failed: ...", "  could not judge: ...", "  report: ..." lines, one per problem.
 std::string render_problems(const HealthResult& r);
+
+// "2 checks passed, 16 not applicable" ("run" unless healthy): the count npd's line and slurm
+// healthcheck's status line both give, so the two commands never count one machine differently.
+std::string checks_text(const HealthResult& r);
 
 // "gpu.pcie-link GPU 3 at x8 (x16 expected)": id first, cut to max_chars with "...", on one line.
 std::string problem_line(const Problem& p, size_t max_chars);

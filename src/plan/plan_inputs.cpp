@@ -276,6 +276,13 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
         if (n < 1) return invalid_input(fmt::format("--gpu-count {}: at least 1 GPU is needed", n));
         TRAINRIG_TRY(in_range(n, 1, 1'000'000, "--gpu-count"));
     }
+    // An unknown id is the first thing to say: "--gpu takes one id" about a list with a typo in
+    // it sends the reader to the count instead.
+    for (const auto& id : o.gpu)
+        if (!in.catalog.gpu(id))
+            return invalid_input(
+                fmt::format("unknown GPU \"{}\" (known: {})", id, in.catalog.gpu_ids()),
+                "add it with --catalog FILE");
     if (o.compare && o.minimum) return invalid_input("give --compare or --minimum, not both");
     if (!o.compare) {
         // No --gpu: the model's own figures and the GPUs it fits on (plan_command), unless a
@@ -292,11 +299,6 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
         if (o.minimum && !o.gpu_count.empty())
             return invalid_input("--minimum searches the GPU count; drop --gpu-count");
     }
-    for (const auto& id : o.gpu)
-        if (!in.catalog.gpu(id))
-            return invalid_input(
-                fmt::format("unknown GPU \"{}\" (known: {})", id, in.catalog.gpu_ids()),
-                "add it with --catalog FILE");
     s.gpu_ids = o.gpu;
     s.counts = o.gpu_count.empty() ? std::vector<int>{1, 2, 4, 8, 16, 32, 64} : o.gpu_count;
     s.machine.gpu = o.gpu.empty() ? std::string() : o.gpu.front();

@@ -9,20 +9,26 @@ namespace trainrig::slurm {
 
 const char* action_name(ActionKind k) {
     switch (k) {
-        case ActionKind::kNothing: return "nothing";
-        case ActionKind::kDrain: return "drain";
-        case ActionKind::kResume: return "resume";
-        case ActionKind::kKeep: return "keep";
-        case ActionKind::kLeave: return "leave";
-        case ActionKind::kRefuse: return "refuse";
+        case ActionKind::kNothing:
+            return "nothing";
+        case ActionKind::kDrain:
+            return "drain";
+        case ActionKind::kResume:
+            return "resume";
+        case ActionKind::kKeep:
+            return "keep";
+        case ActionKind::kLeave:
+            return "leave";
+        case ActionKind::kRefuse:
+            return "refuse";
     }
     return "nothing";
 }
 
 std::string drain_reason(const health::Problem& p, size_t max_chars) {
     const std::string prefix(kReasonPrefix);
-    return prefix + health::problem_line(p, max_chars > prefix.size() ? max_chars - prefix.size()
-                                                                      : 0);
+    return prefix +
+           health::problem_line(p, max_chars > prefix.size() ? max_chars - prefix.size() : 0);
 }
 
 namespace {
@@ -49,28 +55,33 @@ Action decide(const health::HealthResult& health, const SlurmNode& self,
     const bool theirs = !ours && !self.reason.empty();
     switch (health.health) {
         case health::Health::kUnknown:
-            return {ActionKind::kNothing, {},
+            return {ActionKind::kNothing,
+                    {},
                     fmt::format("could not judge {} ({}): left as it is", self.name,
                                 health.unknowns.empty()
                                     ? std::string("no check ran")
                                     : health::problem_line(health.unknowns.front(), 120))};
         case health::Health::kHealthy:
             if (ours)
-                return {ActionKind::kResume, {},
-                        fmt::format("{} is healthy again: resuming it (drained by trainrig: {})",
-                                    self.name, self.reason)};
-            return {ActionKind::kNothing, {}, fmt::format("{} is healthy", self.name)};
-        case health::Health::kUnhealthy: break;
+                return {
+                    ActionKind::kResume,
+                    {},
+                    fmt::format("{} is healthy again: {} it (drained by trainrig: {})", self.name,
+                                policy.dry_run ? "would resume" : "resuming", self.reason)};
+            // The health line already says healthy, and there is nothing to do.
+            return {ActionKind::kNothing, {}, {}};
+        case health::Health::kUnhealthy:
+            break;
     }
     const auto& problem = health.failures.front();
     const std::string reason = drain_reason(problem, policy.reason_chars);
     if (theirs)
-        return {ActionKind::kLeave, {},
+        return {ActionKind::kLeave,
+                {},
                 fmt::format("{} fails {}, but its reason '{}' is someone else's: left alone",
                             self.name, problem.id, self.reason)};
     if (ours && reason_id(self.reason) == problem.id)
-        return {ActionKind::kKeep, {},
-                fmt::format("{} stays drained: {}", self.name, self.reason)};
+        return {ActionKind::kKeep, {}, fmt::format("{} stays drained: {}", self.name, self.reason)};
     if (!ours) {
         std::set<std::string> members;
         size_t drained = 0;
@@ -81,14 +92,17 @@ Action decide(const health::HealthResult& health, const SlurmNode& self,
         members.insert(self.name);
         const double share = static_cast<double>(drained) / static_cast<double>(members.size());
         if (drained > 0 && share >= policy.max_share)
-            return {ActionKind::kRefuse, {},
+            return {ActionKind::kRefuse,
+                    {},
                     fmt::format("{} fails {}, but trainrig already drained {} of the {} nodes of "
                                 "its partitions ({:.0f} %, limit {:.0f} %): not draining it; a "
                                 "rule may be wrong, check `sinfo -R`",
                                 self.name, problem.id, drained, members.size(), 100 * share,
                                 100 * policy.max_share)};
     }
-    return {ActionKind::kDrain, reason, fmt::format("draining {}: {}", self.name, reason)};
+    return {
+        ActionKind::kDrain, reason,
+        fmt::format("{} {}: {}", policy.dry_run ? "would drain" : "draining", self.name, reason)};
 }
 
 }  // namespace trainrig::slurm

@@ -30,12 +30,13 @@ const char* action_name(ActionKind k);  // "nothing", "drain", ...
 struct Action {
     ActionKind kind = ActionKind::kNothing;
     std::string reason;   // for kDrain: "trainrig:gpu.pcie-link GPU 3 at x8 (x16 expected)"
-    std::string message;  // one sentence for the log
+    std::string message;  // one sentence for the log; empty when the health line says it all
 };
 
 struct DrainPolicy {
-    double max_share = 0.5;   // refuse once this share of the partition is drained by trainrig
+    double max_share = 0.5;    // refuse once this share of the partition is drained by trainrig
     size_t reason_chars = 80;  // the reason written, prefix and id included
+    bool dry_run = false;      // nothing is changed: the message says what would be done
 };
 
 // `all` is every node scontrol shows (the breaker counts the partitions of `self` in it).

@@ -60,7 +60,7 @@ Result<GpuTarget> named_gpu(const StackData& d, std::string_view name) {
         "name the GPU by one of these ids, or let --gpu auto read this machine's");
 }
 
-Result<GpuTarget> detected_gpus(const StackData& d, const Snapshot& s) {
+Result<GpuTarget> detected_gpus(const StackData& d, const Snapshot& s, std::string_view command) {
     using namespace gpu_target_detail;
     GpuTarget t;
     std::map<std::string, int> models;
@@ -107,7 +107,7 @@ Result<GpuTarget> detected_gpus(const StackData& d, const Snapshot& s) {
         std::string why = s.nvml.is_failed() ? s.nvml.status().message() : "no GPU answered NVML";
         return invalid_input(
             fmt::format("no NVIDIA GPU found on this machine ({}; none on the PCI bus)", why),
-            "name the GPU with --gpu ID (trainrig stack --gpu h100-sxm)");
+            fmt::format("name the GPU with --gpu ID (trainrig {} --gpu h100-sxm)", command));
     }
     t.name = count_text(models);
     t.how = "detected on the PCI bus";

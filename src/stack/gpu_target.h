@@ -25,8 +25,8 @@ Result<GpuTarget> named_gpu(const StackData& d, std::string_view name);
 
 // --gpu auto: the GPUs of the machine: their compute capability from the driver (NVML), or else
 // the model on the PCI bus by its device id. No GPU, or a model the data lacks, is an error that
-// says to name one.
-Result<GpuTarget> detected_gpus(const StackData& d, const Snapshot& s);
+// says to name one; `command` ("stack", "stack check") is the one its example runs again.
+Result<GpuTarget> detected_gpus(const StackData& d, const Snapshot& s, std::string_view command);
 
 // The distinct compute capabilities the driver reports for a snapshot's GPUs, each with the
 // first GPU that has it ("GPU 0 (0000:18:00.0, NVIDIA H100 80GB HBM3)"): what doctor's stack

@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <optional>
-
 #include "core/text.h"
 #include "doctor/rule.h"
 #include "hw/cuda_drivers.h"
@@ -209,16 +207,56 @@ Finding check_torch(const StackData& d, const Snapshot& s, const Recommendation&
     return f;
 }
 
+// Without torch's own NCCL to compare, the system's against what the recommended wheel bundles:
+// nccl-tests and other programs that load the system library measure another NCCL than the
+// recommended training stack runs (as nvcc against the wheel's CUDA in check_toolkit).
+void check_system_nccl(const SoftwareStack& st, const Recommendation& r, Finding& f) {
+    if (!st.nccl_version.is_known()) {
+        f.raise(FindingStatus::kSkip,
+                "neither PyTorch's NCCL nor a system NCCL is known here (stack.nccl says why)");
+        return;
+    }
+    const std::string system = nccl_version_text(st.nccl_version.value());
+    f.evidence.push_back(fmt::format("system NCCL {}; PyTorch's is not known here", system));
+    if (!r.judged || !r.build) {
+        f.raise(FindingStatus::kSkip,
+                "the recommendation was not judged (a pin newer than the data), so there is "
+                "nothing to compare with");
+        return;
+    }
+    if (r.build->nccl.empty()) {
+        f.raise(FindingStatus::kSkip,
+                fmt::format("no source in the data names the NCCL of {}, the recommended wheel",
+                            wheel_text(r)));
+        return;
+    }
+    f.evidence.push_back(
+        fmt::format("recommended: NCCL {} as {} bundles it", r.build->nccl, wheel_text(r)));
+    if (system != r.build->nccl) {
+        f.raise(FindingStatus::kWarn,
+                fmt::format("the system NCCL {} differs from the {} that {}, the recommended "
+                            "wheel, bundles: nccl-tests and programs that load the system "
+                            "library measure another NCCL than training runs",
+                            system, r.build->nccl, wheel_text(r)));
+        f.remedy =
+            fmt::format("sudo apt-get install -y libnccl2={0}-1+cuda{1} libnccl-dev={0}-1+cuda{1}",
+                        r.build->nccl, cuda_text(r.cuda));
+        return;
+    }
+    f.raise(FindingStatus::kPass,
+            fmt::format("system NCCL {} as {} bundles it", system, wheel_text(r)));
+}
+
 Finding check_nccl(const StackData& d, const Snapshot& s, const Recommendation& r) {
     Finding f;
     f.id = "recommended.nccl";
-    f.title = "PyTorch runs the NCCL its wheel was built with";
+    f.title = "NCCL is the one the PyTorch wheel bundles";
     f.refs = {"docs/stack.md"};
     const SoftwareStack* st = stack_facts(s, f);
     if (!st) return f;
     const TorchFacts* t = st->torch.get();
     if (!t || !t->nccl.is_known()) {
-        f.raise(FindingStatus::kSkip, "PyTorch's NCCL is not known here (stack.nccl says why)");
+        check_system_nccl(*st, r, f);
         return f;
     }
     const auto wheel =
@@ -228,29 +266,46 @@ Finding check_nccl(const StackData& d, const Snapshot& s, const Recommendation& 
                 fmt::format("torch {} is {}", t->version, newer_than_data(d)));
         return f;
     }
-    if (!wheel.build || wheel.build->nccl.empty()) {
+    const std::string& runs = t->nccl.value();
+    const bool own_known = wheel.build && !wheel.build->nccl.empty();
+    if (own_known) {
+        f.evidence.push_back(fmt::format("torch {} uses NCCL {}; its wheel bundles {} ({})",
+                                         t->version, runs, wheel.build->nccl, wheel.build->source));
+        if (runs != wheel.build->nccl) {
+            f.raise(FindingStatus::kWarn,
+                    fmt::format("torch {} runs NCCL {}, not the {} its wheel pins: the "
+                                "nvidia-nccl-cu{} package was replaced, and collectives run an "
+                                "NCCL this torch was not tested with",
+                                t->version, runs, wheel.build->nccl, wheel.build->cuda / 1000));
+            f.remedy = fmt::format("Reinstall the pinned one: `pip install nvidia-nccl-cu{}=={}`",
+                                   wheel.build->cuda / 1000, wheel.build->nccl);
+            return f;
+        }
+    }
+    // Its own wheel's NCCL, and still not the recommendation's: it comes with the recommended
+    // torch (recommended.torch names that difference).
+    const bool recommended_known = r.judged && r.build && !r.build->nccl.empty();
+    if (recommended_known) {
+        f.evidence.push_back(
+            fmt::format("recommended: NCCL {} as {} bundles it", r.build->nccl, wheel_text(r)));
+        if (runs != r.build->nccl) {
+            f.raise(FindingStatus::kWarn,
+                    fmt::format("torch {} runs NCCL {}; {}, the recommended wheel, bundles {}",
+                                t->version, runs, wheel_text(r), r.build->nccl));
+            f.remedy = fmt::format("`{}`", pip_install_line(r));
+            return f;
+        }
+    }
+    if (!own_known && !recommended_known) {
         f.raise(FindingStatus::kSkip,
                 wheel.build
                     ? fmt::format("no source in the data names the NCCL of torch {}", t->version)
                     : wheel.why_unknown);
         return f;
     }
-    f.evidence.push_back(fmt::format("torch {} uses NCCL {}; its wheel bundles {} ({})", t->version,
-                                     t->nccl.value(), wheel.build->nccl, wheel.build->source));
-    if (t->nccl.value() != wheel.build->nccl) {
-        f.raise(
-            FindingStatus::kWarn,
-            fmt::format("torch {} runs NCCL {}, not the {} its wheel pins: the "
-                        "nvidia-nccl-cu{} package was replaced, and collectives run an NCCL "
-                        "this torch was not tested with",
-                        t->version, t->nccl.value(), wheel.build->nccl, wheel.build->cuda / 1000));
-        f.remedy = fmt::format("Reinstall the pinned one: `pip install nvidia-nccl-cu{}=={}`",
-                               wheel.build->cuda / 1000, wheel.build->nccl);
-        return f;
-    }
-    (void)r;
     f.raise(FindingStatus::kPass,
-            fmt::format("NCCL {} as torch {} bundles it", wheel.build->nccl, t->version));
+            fmt::format("NCCL {} as {} bundles it", runs,
+                        recommended_known ? wheel_text(r) : "torch " + t->version));
     return f;
 }
 
@@ -295,14 +350,14 @@ Finding check_toolkit(const Snapshot& s, const Recommendation& r) {
     return f;
 }
 
-// The worst status among findings about one component; a skip counts only when all skipped.
-FindingStatus worst(const std::vector<const Finding*>& fs) {
-    std::optional<FindingStatus> judged;
-    for (const Finding* f : fs) {
-        if (!f || f->status == FindingStatus::kSkip) continue;
-        judged = judged ? worst_of(*judged, f->status) : f->status;
-    }
-    return judged.value_or(FindingStatus::kSkip);
+// A row says what its recommended.* finding says: the comparison with the recommendation is
+// the row. Doctor's finding about the component may only make it worse (a skip never does),
+// and a row whose recommendation the data does not record is at best a skip, never a pass.
+FindingStatus row_status(const Finding* recommended, const Finding* doctor, bool recorded = true) {
+    FindingStatus status = recommended ? recommended->status : FindingStatus::kSkip;
+    if (doctor && doctor->status != FindingStatus::kSkip) status = worst_of(status, doctor->status);
+    if (!recorded) status = worst_of(status, FindingStatus::kSkip);
+    return status;
 }
 
 }  // namespace stack_check_detail
@@ -331,7 +386,7 @@ StackCheck check_stack(const StackData& d, const Snapshot& s, const Recommendati
                                         driver_cuda ? ", CUDA " + cuda_text(driver_cuda) : ""),
                       r.judged && r.cuda ? fmt::format("R{} >= {}", r.driver_branch, r.driver_min)
                                          : "not judged",
-                      worst({by_id("recommended.driver")})});
+                      row_status(by_id("recommended.driver"), nullptr)});
     const SoftwareStack* st = s.stack.get();
     const std::string not_read = s.stack.is_known() ? "" : "not read here";
     auto or_none = [&](const std::string& v) { return !not_read.empty() ? not_read : v; };
@@ -341,7 +396,7 @@ StackCheck check_stack(const StackData& d, const Snapshot& s, const Recommendati
                                   ? "runtime " + cuda_text(st->cuda_runtime_version.value())
                                   : "none"),
                       r.cuda ? cuda_text(r.cuda) : "not judged",
-                      worst({by_id("stack.cuda-driver"), by_id("recommended.cuda")})});
+                      row_status(by_id("recommended.cuda"), by_id("stack.cuda-driver"))});
     const TorchFacts* t = st ? st->torch.get() : nullptr;
     c.rows.push_back({"PyTorch",
                       or_none(t ? fmt::format("{} (CUDA {})", t->version,
@@ -350,17 +405,18 @@ StackCheck check_stack(const StackData& d, const Snapshot& s, const Recommendati
                       r.build ? fmt::format("{} ({})", r.torch_version, cuda_tag(r.cuda))
                       : r.torch_version.empty() ? "not judged"
                                                 : r.torch_version,
-                      worst({by_id("stack.torch"), by_id("recommended.torch")})});
+                      row_status(by_id("recommended.torch"), by_id("stack.torch"))});
     std::vector<std::string> nccl_parts;
     if (t && t->nccl.is_known()) nccl_parts.push_back("torch's " + t->nccl.value());
     if (st && st->nccl_version.is_known())
         nccl_parts.push_back("system " + nccl_version_text(st->nccl_version.value()));
     const std::string nccl = nccl_parts.empty() ? "none" : join(nccl_parts, ", ");
+    const bool recorded = r.build && !r.build->nccl.empty();
     c.rows.push_back({"NCCL", or_none(nccl),
-                      r.build && !r.build->nccl.empty() ? r.build->nccl
-                      : r.build                         ? "not recorded"
-                                                        : "not judged",
-                      worst({by_id("stack.nccl"), by_id("recommended.nccl")})});
+                      recorded  ? r.build->nccl
+                      : r.build ? "not recorded"
+                                : "not judged",
+                      row_status(by_id("recommended.nccl"), by_id("stack.nccl"), recorded)});
     return c;
 }
 

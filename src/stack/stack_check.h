@@ -21,10 +21,12 @@ inline const std::vector<std::string>& doctor_stack_rule_ids() {
 }
 
 struct CheckRow {
-    std::string component;                        // driver, CUDA toolkit, PyTorch, NCCL
-    std::string installed;                        // what this machine has ("not read here", "none")
-    std::string recommended;                      // what the recommendation says
-    FindingStatus status = FindingStatus::kPass;  // the worst finding about it
+    std::string component;    // driver, CUDA toolkit, PyTorch, NCCL
+    std::string installed;    // what this machine has ("not read here", "none")
+    std::string recommended;  // what the recommendation says
+    // Its recommended.* finding's, made worse (never better) by doctor's finding about it; at
+    // best a skip where the recommendation is not recorded.
+    FindingStatus status = FindingStatus::kPass;
 };
 
 struct StackCheck {

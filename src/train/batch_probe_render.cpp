@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace trainrig::train {
@@ -50,7 +51,16 @@ std::string answer_line(const ProbeReport& r) {
         case SearchAnswer::kError:
             break;
     }
-    return fmt::format("{}: {}", r.interrupted ? "interrupted" : "stopped", s.error);
+    if (!r.interrupted) return "stopped: " + s.error;
+    // The search's error already names the size and says "interrupted": said once here, with
+    // what the sizes measured before it still tell.
+    int largest = 0;
+    for (const SizeTried& t : s.tried)
+        if (t.verdict == SizeVerdict::kFits) largest = std::max(largest, t.batch);
+    const std::string so_far = largest > 0 ? fmt::format("the largest that fit so far: {}", largest)
+                                           : std::string("no size fit so far");
+    if (s.tried.empty()) return "interrupted before the first size; " + so_far;
+    return fmt::format("interrupted at batch {}; {}", s.tried.back().batch, so_far);
 }
 
 }  // namespace
@@ -117,7 +127,7 @@ std::string probe_text(const ProbeReport& r) {
                        render_gib(r.search.headroom_line));
     out +=
         fmt::format("  estimate     {}; it starts the search at {}\n", r.basis.describe(), r.start);
-    out += "\n  batch  result          peak (MiB)  plan (MiB)  peak/plan";
+    out += "\n  batch  result             peak (MiB)  plan (MiB)  peak/plan";
     const bool cpu = r.backend == "cpu";
     if (cpu) out += "  backend (MiB)";
     out += "   tokens/s\n";
@@ -125,8 +135,8 @@ std::string probe_text(const ProbeReport& r) {
         const SizeTried& s = r.search.tried[i];
         const auto ratio = peak_ratio(s);
         const bool ran = size_ran(s);
-        out += fmt::format("  {:>5}  {:<14} {:>11} {:>11} {:>10}", s.batch,
-                           size_verdict_name(s.verdict),
+        out += fmt::format("  {:>5}  {:<17} {:>11} {:>11} {:>10}", s.batch,
+                           size_verdict_text(s.verdict),
                            ran && s.peak_bytes ? render_mib(s.peak_bytes) : "-",
                            s.estimate_bytes ? render_mib(s.estimate_bytes) : "-",
                            ratio ? fmt::format("{:.2f}", *ratio) : "-");
@@ -145,7 +155,7 @@ std::string probe_text(const ProbeReport& r) {
 
 std::string probe_progress_line(const SizeTried& s) {
     std::string line =
-        fmt::format("find-batch: batch {}: {}", s.batch, size_verdict_name(s.verdict));
+        fmt::format("find-batch: batch {}: {}", s.batch, size_verdict_text(s.verdict));
     if (size_ran(s) && s.peak_bytes) line += fmt::format(", peak {} MiB", render_mib(s.peak_bytes));
     if (s.estimate_bytes) line += fmt::format(" (plan {} MiB)", render_mib(s.estimate_bytes));
     if (size_ran(s)) line += fmt::format(", {:.0f} tokens/s", s.tokens_per_s);

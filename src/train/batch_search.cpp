@@ -34,6 +34,20 @@ const char* size_verdict_name(SizeVerdict v) {
     return "error";
 }
 
+const char* size_verdict_text(SizeVerdict v) {
+    switch (v) {
+        case SizeVerdict::kFits:
+            return "fits";
+        case SizeVerdict::kOverHeadroom:
+            return "over the headroom";
+        case SizeVerdict::kOom:
+            return "out of memory";
+        case SizeVerdict::kError:
+            break;
+    }
+    return "failed";
+}
+
 const char* search_answer_name(SearchAnswer a) {
     switch (a) {
         case SearchAnswer::kFound:

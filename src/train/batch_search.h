@@ -41,6 +41,8 @@ enum class SizeVerdict {
     kError
 };
 const char* size_verdict_name(SizeVerdict v);  // "fits", "over_headroom", "oom", "error"
+// For people: "fits", "over the headroom", "out of memory", "failed".
+const char* size_verdict_text(SizeVerdict v);
 
 struct SizeTried {
     int batch = 0;

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 
+#include "core/text.h"
 #include "core/user_file.h"
 #include "plan/hf_config.h"
 #include "plan/model_catalog.h"
@@ -91,12 +93,14 @@ Result<ModelConfig> find_train_model(std::string_view name) {
     auto preset = preset_config(name);
     if (preset.ok() || preset.status().code() != Errc::kNotFound) return preset;
     if (auto spec = plan::find_model(name)) return config_from_spec(*spec);
-    std::string known;
-    for (const std::string& p : preset_names()) known += (known.empty() ? "" : ", ") + p;
+    // The presets and plan's catalog share the GPT-2 names: each name once.
+    std::vector<std::string> known = preset_names();
+    for (const plan::ModelSpec& m : plan::model_catalog())
+        if (std::find(known.begin(), known.end(), m.id) == known.end()) known.push_back(m.id);
     return Status(Errc::kInvalidInput, fmt::format("unknown model '{}'", name),
-                  fmt::format("use one of {}, {}; --model-config config.json; or "
+                  fmt::format("use one of {}; --model-config config.json; or "
                               "--layers/--heads/--dim",
-                              known, plan::model_ids()));
+                              join(known, ", ")));
 }
 
 Result<ModelConfig> config_from_hf_file(const std::string& path) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/version.h"
@@ -11,6 +12,25 @@ namespace {
 
 nlohmann::ordered_json optional_number(const std::optional<double>& v) {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+}
+
+// The header's words for how the run ended; the JSON keeps stop_reason_name()'s enum words.
+std::string stop_text(const TrainOptions& o, const TrainSummary& s) {
+    switch (s.stop) {
+        case StopReason::kCompleted:
+            return "completed";
+        case StopReason::kStoppedAt:
+            return fmt::format("stopped at step {} of {} (--stop-at)", s.end_step, o.steps);
+        case StopReason::kNothingToDo:
+            return "nothing to do";
+        case StopReason::kNonFinite:
+            // The trainer stops on the loss first; a finite loss means the gradient norm was not.
+            return fmt::format("stopped: the {} became non-finite",
+                               std::isfinite(s.last_loss) ? "gradient norm" : "loss");
+        case StopReason::kInterrupted:
+            return "interrupted";
+    }
+    return stop_reason_name(s.stop);
 }
 
 }  // namespace
@@ -77,10 +97,9 @@ std::string summary_json(const TrainOptions& o, const TrainSummary& s, const std
 }
 
 std::string summary_text(const TrainOptions& o, const TrainSummary& s, const std::string& comm) {
-    std::string out =
-        fmt::format("trainrig train: {} ({} backend{}, {} rank{} over {})\n",
-                    stop_reason_name(s.stop), o.backend, o.device.empty() ? "" : " on " + o.device,
-                    s.world, s.world == 1 ? "" : "s", comm);
+    std::string out = fmt::format(
+        "trainrig train: {} ({} backend{}, {} rank{} over {})\n", stop_text(o, s), o.backend,
+        o.device.empty() ? "" : " on " + o.device, s.world, s.world == 1 ? "" : "s", comm);
     if (!s.message.empty()) out += fmt::format("  {}\n", s.message);
     out += fmt::format("  model        {} ({:.1f}M parameters, {} layers, {} heads, {} channels)\n",
                        o.model.name, static_cast<double>(s.model_params) / 1e6, o.model.layers,
@@ -93,6 +112,13 @@ std::string summary_text(const TrainOptions& o, const TrainSummary& s, const std
     if (s.first_val_loss && s.last_val_loss)
         out +=
             fmt::format("  val loss     {:.4f} -> {:.4f}\n", *s.first_val_loss, *s.last_val_loss);
+    // Without a step there is nothing timed or measured: zeros would read as a measurement.
+    if (s.end_step == s.start_step) {
+        out += "  no step ran\n";
+        if (!s.last_checkpoint.empty())
+            out += fmt::format("  checkpoint   {}\n", s.last_checkpoint);
+        return out;
+    }
     const PhaseTimes& t = s.median_time;
     out += fmt::format("  throughput   {:.0f} tokens/s, {:.1f} ms/step (median)\n", s.tokens_per_s,
                        s.step_s * 1e3);

@@ -16,6 +16,7 @@
 #include "core/cancel_signals.h"
 #include "data/loader/token_corpus.h"
 #include "data/loader/window_loader.h"
+#include "plan/model_catalog.h"
 #include "train/backend.h"
 #include "train/batch_source.h"
 #include "train/checkpoint.h"
@@ -287,6 +288,20 @@ Status validate(const TrainOptions& o) {
     const auto have = available_memory();
     if (have && need > *have) {
         const uint64_t state = ParamLayout(o.model).total() * sizeof(float) * 4;
+        // Smaller batches shrink only the activations: when the state alone does not fit, no
+        // --batch or --grad-accum helps, and every rank holds a full replica.
+        if (state > *have)
+            return Status(
+                Errc::kInvalidInput,
+                fmt::format("{} needs {} of memory for its weights, gradients and AdamW state "
+                            "alone, but only {} is available: no batch fits",
+                            o.model.name, gib(state), gib(*have)),
+                fmt::format("choose a smaller model or a machine with more memory{}",
+                            plan::find_model(o.model.name)
+                                ? fmt::format(" (`trainrig plan --model {}` shows what it needs "
+                                              "and where it fits)",
+                                              o.model.name)
+                                : ""));
         return Status(
             Errc::kInvalidInput,
             fmt::format("this run needs {} of memory ({} for weights, gradients and "

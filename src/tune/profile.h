@@ -22,6 +22,9 @@ inline constexpr const char* kSysctlFile = policy::kSysctlFile;
 inline constexpr const char* kLimitsFile = policy::kLimitsFile;
 inline constexpr const char* kNcclFile = policy::kNcclFile;
 
+// Why the nccl profile sets nothing, in its file's comment and in `tune show`.
+inline constexpr const char* kNcclNothingToSet = "NCCL's own choices suit this machine";
+
 inline const std::vector<std::string>& profile_names() {
     static const std::vector<std::string> names = {"sysctl", "limits", "nccl", "cpu", "numa"};
     return names;

@@ -100,7 +100,7 @@ Status add_nccl_profile(const Snapshot& s, const LiveState& live, const TuneRequ
     std::string file =
         "# Managed by `trainrig tune` (docs/tuning.md). Source it before a job:\n"
         "#   set -a; . /etc/trainrig/nccl.env; set +a\n";
-    if (out.empty()) file += "\n# Nothing to set: NCCL's own choices suit this machine.\n";
+    if (out.empty()) file += fmt::format("\n# Nothing to set: {}.\n", kNcclNothingToSet);
     for (const auto& x : out)
         file += fmt::format(
             "\n# {} ({})\n{}\n", x.reason, x.source,

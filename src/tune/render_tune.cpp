@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/text.h"
 
 namespace trainrig::tune {
@@ -71,19 +73,32 @@ size_t change_count(const Profile& p) {
 
 std::string render_show(const Profile& p, bool verbose) {
     std::string out;
-    std::string current;
-    for (const auto& x : p.settings) {
-        if (x.profile != current) {
-            current = x.profile;
-            out +=
-                fmt::format("{}[{}] {}\n", out.empty() ? "" : "\n", x.profile, file_of(x.profile));
+    for (const std::string& profile : profile_names()) {
+        auto header = [&] {
+            out += fmt::format("{}[{}] {}\n", out.empty() ? "" : "\n", profile, file_of(profile));
+        };
+        bool shown = false;
+        for (const auto& x : p.settings) {
+            if (x.profile != profile) continue;
+            if (!shown) header();
+            shown = true;
+            const std::string now = x.live ? *x.live : "not set or unknown";
+            out += fmt::format("  {} = {}   (now: {}{})\n      why: {}\n      source: {}\n", x.key,
+                               x.value, now, x.changes() ? "" : ", unchanged", x.reason, x.source);
+            if (verbose)
+                out += fmt::format("      judged by: {}\n",
+                                   x.rule.empty() ? "no doctor check" : "doctor " + x.rule);
         }
-        const std::string now = x.live ? *x.live : "not set or unknown";
-        out += fmt::format("  {} = {}   (now: {}{})\n      why: {}\n      source: {}\n", x.key,
-                           x.value, now, x.changes() ? "" : ", unchanged", x.reason, x.source);
-        if (verbose)
-            out += fmt::format("      judged by: {}\n",
-                               x.rule.empty() ? "no doctor check" : "doctor " + x.rule);
+        // A profile that owns a file but sets nothing is still an answer: printing nothing
+        // reads as if it was not asked for.
+        const bool owns_file =
+            std::any_of(p.files.begin(), p.files.end(),
+                        [&](const ManagedFile& f) { return f.profile == profile; });
+        if (!shown && owns_file) {
+            header();
+            out += profile == "nccl" ? fmt::format("  nothing to set: {}\n", kNcclNothingToSet)
+                                     : std::string("  nothing to set\n");
+        }
     }
     if (!p.notes.empty()) {
         out += "\nLeft out:\n";

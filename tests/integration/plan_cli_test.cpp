@@ -203,6 +203,8 @@ TEST(PlanCli, BadInputIsOneSentenceAndExitTwo) {
         {"plan --model llama2-13b --gpu h100-sxm --gpu-count 8 --tp 3 --global-batch 7",
          "do not split into model replicas"},
         {"plan --model llama2-13b --gpu h100x", "unknown GPU \"h100x\""},
+        // The typo is the error, not the count of ids.
+        {"plan --model llama2-13b --gpu nosuch,h100-sxm", "unknown GPU \"nosuch\""},
         {"plan --model llama2-13b --gpu-count 4", "--gpu-count needs --gpu ID"},
         {"plan --model llama2-13b --minimum", "--minimum needs --gpu ID"},
         {"plan --model llama2-13b --gpu h100-sxm --tokens lots",

@@ -228,6 +228,12 @@ TEST_F(StackCli, MachineTreesAreDetectedFromThePciBus) {
     auto none = run_trainrig("stack --root " + fixture("cpu-only"));
     EXPECT_EQ(none.rc, 2);
     EXPECT_NE(none.err.find("no NVIDIA GPU found"), std::string::npos) << none.err;
+    EXPECT_NE(none.err.find("trainrig stack --gpu "), std::string::npos) << none.err;
+    // The hint runs the command that asked again.
+    auto check_none = run_trainrig("stack check --root " + fixture("cpu-only"));
+    EXPECT_EQ(check_none.rc, 2);
+    EXPECT_NE(check_none.err.find("trainrig stack check --gpu "), std::string::npos)
+        << check_none.err;
     auto both = run_trainrig("stack check --root " + fixture("cpu-only") + " --snapshot x.json");
     EXPECT_EQ(both.rc, 2);
 }

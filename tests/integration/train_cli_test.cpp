@@ -92,6 +92,52 @@ TEST_F(TrainCliTest, ResumingAFinishedRunReportsWhereItEnded) {
     EXPECT_NE(again["message"].get<std::string>().find("--extend"), std::string::npos);
 }
 
+// The text summary is for people: how the run ended in words (the JSON keeps the enum words),
+// and a run that took no step shows no zero throughput or memory as if measured.
+TEST_F(TrainCliTest, TheSummarySaysHowTheRunEndedInWords) {
+    const std::string dir = ckpt("words");
+    auto first = run_trainrig(args("--steps 8 --stop-at 4 --ckpt-dir " + dir));
+    ASSERT_EQ(first.rc, 0) << first.err;
+    const std::string header = first.out.substr(0, first.out.find('\n'));
+    EXPECT_NE(header.find("stopped at step 4 of 8 (--stop-at)"), std::string::npos) << header;
+    EXPECT_EQ(header.find('_'), std::string::npos) << header;
+    auto again = run_trainrig(args("--steps 8 --stop-at 4 --resume --ckpt-dir " + dir));
+    ASSERT_EQ(again.rc, 0) << again.err;
+    const std::string out = again.out;
+    EXPECT_EQ(out.rfind("trainrig train: nothing to do (", 0), 0u) << out;
+    for (const char* word : {"nothing_to_do", "stopped_at", "non_finite"})
+        EXPECT_EQ(out.find(word), std::string::npos) << word << "\n" << out;
+    EXPECT_NE(out.find("no step ran"), std::string::npos) << out;
+    for (const char* measured : {"0 tokens/s", "throughput", "phases", "memory", "compute"})
+        EXPECT_EQ(out.find(measured), std::string::npos) << measured << "\n" << out;
+    auto json_again = run_trainrig(args("--steps 8 --stop-at 4 --resume --json --ckpt-dir " + dir));
+    ASSERT_EQ(json_again.rc, 0) << json_again.err;
+    EXPECT_EQ(json::parse(json_again.out)["stop"], "nothing_to_do");
+}
+
+// An unknown model names each known one once; a model whose state alone does not fit is not
+// told to lower --batch.
+TEST_F(TrainCliTest, UnknownAndTooLargeModelsGetTheRightAdvice) {
+    shape_ = "--model nosuch";
+    auto r = run_trainrig(args("--steps 1"));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("unknown model 'nosuch'"), std::string::npos) << r.err;
+    for (const char* name : {"gpt2,", "gpt2-medium", "gpt2-xl", "llama3-8b"}) {
+        const size_t first = r.err.find(name);
+        EXPECT_NE(first, std::string::npos) << name << "\n" << r.err;
+        EXPECT_EQ(r.err.find(name, first + 1), std::string::npos) << name << "\n" << r.err;
+    }
+    // 70 B parameters: weights, gradients and AdamW state are about a terabyte.
+    shape_ = "--model llama3-70b";
+    r = run_trainrig(args("--steps 1 --batch 1"));
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("for its weights, gradients and AdamW state alone"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("no batch fits"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("trainrig plan --model llama3-70b"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("--grad-accum"), std::string::npos) << r.err;
+}
+
 TEST_F(TrainCliTest, AResumeKeepsItsScheduleUnlessExtended) {
     const std::string dir = ckpt("schedule");
     ASSERT_EQ(run_trainrig(args("--steps 4 --stop-at 2 --ckpt-dir " + dir)).rc, 0);

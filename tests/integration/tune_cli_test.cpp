@@ -63,6 +63,21 @@ TEST(TuneCli, MachineWithTheProfileHasNoFileDifferences) {
     fs::remove_all(root);
 }
 
+// A profile with nothing to set still answers, in the words its file's comment uses.
+TEST(TuneCli, AnNcclProfileWithNothingToSetSaysSo) {
+    auto show = run_trainrig("tune show --only nccl --root " + fixture("cpu-only"));
+    ASSERT_EQ(show.rc, 0) << show.err;
+    EXPECT_NE(show.out.find("[nccl] /etc/trainrig/nccl.env\n"), std::string::npos) << show.out;
+    EXPECT_NE(show.out.find("nothing to set: NCCL's own choices suit this machine"),
+              std::string::npos)
+        << show.out;
+    auto diff = run_trainrig("tune diff --only nccl --root " + fixture("cpu-only"));
+    ASSERT_EQ(diff.rc, 0) << diff.err;
+    EXPECT_NE(diff.out.find("Nothing to set: NCCL's own choices suit this machine."),
+              std::string::npos)
+        << diff.out;
+}
+
 TEST(TuneCli, EnvFileAndOverrides) {
     const fs::path dir = fs::temp_directory_path() / ("tune-ov-" + std::to_string(::getpid()));
     fs::create_directories(dir);

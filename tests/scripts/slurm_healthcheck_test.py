@@ -25,12 +25,12 @@ WRAPPER = os.path.join(SOURCE, "packaging/slurm/slurm-healthcheck")
 
 
 def healthcheck(cluster, node, root, *extra):
-    """One run, as an operator types it; --report to a folder that has none (yet: it exists, as
-    the package makes /var/lib/trainrig/reports; a path given that does not exist is an error)."""
-    os.makedirs(os.path.join(cluster.dir, "no-reports"), exist_ok=True)
+    """One run, as an operator types it; --report to an empty folder (a path given must exist)."""
+    reports = os.path.join(cluster.dir, "no-reports")
+    os.makedirs(reports, exist_ok=True)
     return subprocess.run(
         [BINARY, "slurm", "healthcheck", "--node", node, "--root", root,
-         "--report", os.path.join(cluster.dir, "no-reports"), *extra],
+         "--report", reports, *extra],
         env=cluster.env(), capture_output=True, text=True, timeout=60)
 
 
@@ -47,7 +47,8 @@ class Cluster(unittest.TestCase):
         if problems:
             self.fail("; ".join(problems))  # a stated failure, never a silent skip
         self.tmp = tempfile.mkdtemp(prefix="trh-", dir="/tmp")
-        os.makedirs(os.path.join(self.tmp, "none"))  # a reports folder with no report yet
+        # The reports folder the wrapper and the prolog name: empty, so no report is read.
+        os.mkdir(os.path.join(self.tmp, "none"))
 
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
@@ -91,6 +92,8 @@ class DrainAndResume(Cluster):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("would run: ", r.stdout)
             self.assertIn("state=resume", r.stdout)
+            self.assertIn("would resume it", r.stdout)
+            self.assertNotIn("resuming", r.stdout)
             self.assertIn("DRAIN", c.node_state("n3")[0])
 
             # Healthy again: what trainrig drained is resumed.

@@ -265,7 +265,7 @@ TEST(BatchProbe, TheTableAndTheJsonCarryEverySizeAndTheAnswer) {
     EXPECT_TRUE(
         has(text, "micro-batch 80: the largest that trained with 10 % of 0.98 GiB kept free"))
         << text;
-    EXPECT_TRUE(has(text, "batch  result          peak (MiB)  plan (MiB)  peak/plan")) << text;
+    EXPECT_TRUE(has(text, "batch  result             peak (MiB)  plan (MiB)  peak/plan")) << text;
     EXPECT_TRUE(has(text, "synthetic tokens")) << text;
     EXPECT_TRUE(has(probe_progress_line(r->search.tried[0]), "find-batch: batch "));
 }
@@ -284,6 +284,52 @@ TEST(BatchProbe, NothingFitsExitsOneAndAnErrorTwo) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(probe_exit_code(*r), 2);
     EXPECT_EQ(probe_json(*r)["error"], fmt::format("batch {}: lost", r->start));
+}
+
+// The table and the progress lines say what each size did in words (the JSON keeps the enum
+// words), and an interrupted search says so once, with what the sizes before it found.
+TEST(BatchProbe, TheTextSaysWhatEachSizeDidAndWhereItWasInterrupted) {
+    ProbeOptions p = scripted(10 * kMebibyte, 100 * kMebibyte);
+    p.mem_limit = 1000 * kMebibyte;  // the headroom line is at 900 MiB
+    int calls = 0;
+    // The first size runs above the line; the search is stopped during the second.
+    p.trial_override = [&](int) {
+        return ++calls == 1 ? TrialResult{TrialOutcome::kFits, 950 * kMebibyte, 100.0, ""}
+                            : TrialResult{TrialOutcome::kError, 0, 0, "interrupted"};
+    };
+    auto probed = run_batch_probe(p);
+    ASSERT_TRUE(probed.ok()) << probed.status().message();
+    ProbeReport r = *probed;
+    ASSERT_EQ(r.search.tried.size(), 2u);
+    // As a Ctrl-C during the second size leaves the report (raising the signal here would stay
+    // recorded for the rest of the test process).
+    r.interrupted = true;
+    EXPECT_EQ(probe_json(r)["sizes"][0]["verdict"], "over_headroom");
+    EXPECT_EQ(probe_json(r)["answer"], "interrupted");
+    const std::string text = probe_text(r);
+    EXPECT_EQ(text.find("over_headroom"), std::string::npos) << text;
+    EXPECT_TRUE(has(text, "over the headroom")) << text;
+    EXPECT_TRUE(has(probe_progress_line(r.search.tried[0]), ": over the headroom, peak"));
+    const std::string answer = text.substr(text.find("answer "));
+    const std::string line = answer.substr(0, answer.find('\n'));
+    EXPECT_TRUE(has(
+        line, fmt::format("interrupted at batch {}; no size fit so far", r.search.tried[1].batch)))
+        << line;
+    EXPECT_EQ(line.find("interrupted", line.find("interrupted") + 1), std::string::npos) << line;
+
+    // A size that fit before the interruption is the answer so far.
+    calls = 0;
+    p.trial_override = [&](int) {
+        return ++calls == 1 ? TrialResult{TrialOutcome::kFits, 200 * kMebibyte, 100.0, ""}
+                            : TrialResult{TrialOutcome::kError, 0, 0, "interrupted"};
+    };
+    probed = run_batch_probe(p);
+    ASSERT_TRUE(probed.ok());
+    r = *probed;
+    r.interrupted = true;
+    EXPECT_TRUE(
+        has(probe_text(r), fmt::format("the largest that fit so far: {}", r.search.tried[0].batch)))
+        << probe_text(r);
 }
 
 }  // namespace

@@ -97,6 +97,19 @@ TEST(Nofile, SoftLimitAndFileMax) {
     EXPECT_STATUS(judge_one("kernel.nofile", u), kPass);
 }
 
+// A tree without /proc/self/limits has not shown the limit jobs run out of: not a pass.
+TEST(Nofile, WithoutProcessLimitsTheLimitIsNotJudged) {
+    auto s = healthy();
+    s.nofile = Fact<Rlimit>::absent();
+    auto f = judge_one("kernel.nofile", s);
+    EXPECT_STATUS(f, kSkip);
+    EXPECT_NE(f.summary.find("/proc/self/limits absent"), std::string::npos) << f.summary;
+    EXPECT_NE(f.summary.find("fs.file-max is"), std::string::npos) << f.summary;
+    // fs.file-max is still judged.
+    s.kernel.file_max = Fact<int64_t>::known(65536);
+    EXPECT_STATUS(judge_one("kernel.nofile", s), kWarn);
+}
+
 TEST(SysctlObsolete, NamesFileLineAndFate) {
     auto s = healthy();
     EXPECT_STATUS(judge_one("kernel.sysctl-obsolete", s), kPass);

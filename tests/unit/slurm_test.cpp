@@ -140,5 +140,37 @@ TEST(DrainDecision, CircuitBreakerStopsAtTheShare) {
     EXPECT_EQ(decide(result(kUnhealthy), node("n9"), {node("n9")}).kind, ActionKind::kDrain);
 }
 
+// A dry run changes nothing, so its messages say what would be done; a healthy node needs no
+// message beyond the health line.
+TEST(DrainDecision, ADryRunSaysWhatItWouldDo) {
+    const auto self = node("node07");
+    const auto drain = decide(result(kUnhealthy), self, {self}, {.dry_run = true});
+    EXPECT_EQ(drain.kind, ActionKind::kDrain);
+    EXPECT_TRUE(drain.message.starts_with("would drain node07: trainrig:gpu.ecc")) << drain.message;
+    EXPECT_TRUE(decide(result(kUnhealthy), self, {self}).message.starts_with("draining node07"));
+    const auto ours = node("node07", "IDLE+DRAIN", "trainrig:gpu.ecc 3 errors");
+    const auto resume = decide(result(kHealthy), ours, {ours}, {.dry_run = true});
+    EXPECT_EQ(resume.kind, ActionKind::kResume);
+    EXPECT_NE(resume.message.find("would resume it"), std::string::npos) << resume.message;
+    EXPECT_EQ(resume.message.find("resuming"), std::string::npos) << resume.message;
+    EXPECT_NE(decide(result(kHealthy), ours, {ours}).message.find("resuming it"),
+              std::string::npos);
+    EXPECT_EQ(decide(result(kHealthy), self, {self}).message, "");
+}
+
+// npd and slurm healthcheck word one machine's count the same way, from one function.
+TEST(HealthChecksText, CountsWhatWasJudgedAndWhatDidNotApply) {
+    health::HealthResult r = result(kHealthy);
+    r.checks = 18;
+    r.not_applicable = 16;
+    EXPECT_EQ(health::checks_text(r), "2 checks passed, 16 not applicable");
+    r.not_applicable = 0;
+    EXPECT_EQ(health::checks_text(r), "18 checks passed");
+    r = result(kUnhealthy);
+    r.checks = 18;
+    r.not_applicable = 17;
+    EXPECT_EQ(health::checks_text(r), "1 check run, 17 not applicable");
+}
+
 }  // namespace
 }  // namespace trainrig::slurm

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "doctor/report.h"
 #include "nvml_builder.h"
 #include "rule_test_util.h"
@@ -40,7 +42,7 @@ Snapshot b200_machine(const std::string& torch, const std::string& torch_cuda,
 }
 
 Recommendation recommend_for(const Snapshot& s, Pins pins = {}) {
-    auto gpu = detected_gpus(builtin_stack_data(), s);
+    auto gpu = detected_gpus(builtin_stack_data(), s, "stack check");
     EXPECT_TRUE(gpu.ok()) << gpu.status().message();
     auto r = recommend(builtin_stack_data(), *gpu, pins, nullptr);
     EXPECT_TRUE(r.ok()) << r.status().message();
@@ -67,9 +69,30 @@ void expect_agreement(const Snapshot& s, const StackCheck& c) {
     }
 }
 
+// Each row says what its recommended.* finding says, made worse (never better) by doctor's
+// finding about the same component; a row whose recommendation is not recorded never passes.
+void expect_rows_follow_findings(const StackCheck& c) {
+    const std::map<std::string, std::pair<std::string, std::string>> ids = {
+        {"driver", {"recommended.driver", ""}},
+        {"CUDA toolkit", {"recommended.cuda", "stack.cuda-driver"}},
+        {"PyTorch", {"recommended.torch", "stack.torch"}},
+        {"NCCL", {"recommended.nccl", "stack.nccl"}}};
+    for (const auto& row : c.rows) {
+        ASSERT_TRUE(ids.count(row.component)) << row.component;
+        const auto& [recommended, doctor] = ids.at(row.component);
+        const Finding& rec = finding_of(c, recommended);
+        FindingStatus want = rec.status;
+        if (!doctor.empty() && finding_of(c, doctor).status != FindingStatus::kSkip)
+            want = worst_of(want, finding_of(c, doctor).status);
+        if (row.recommended == "not recorded" || row.recommended == "not judged")
+            want = worst_of(want, FindingStatus::kSkip);
+        EXPECT_EQ(row.status, want) << row.component << ": " << rec.summary;
+    }
+}
+
 TEST(StackCheck, DetectsTheGpusFromTheDriver) {
     const auto s = b200_machine("2.8.0+cu128", "12.8");
-    auto g = detected_gpus(builtin_stack_data(), s);
+    auto g = detected_gpus(builtin_stack_data(), s, "stack check");
     ASSERT_TRUE(g.ok()) << g.status().message();
     EXPECT_EQ(g->ccs, std::vector<ComputeCapability>{100});
     EXPECT_EQ(g->id, "b200");
@@ -77,16 +100,24 @@ TEST(StackCheck, DetectsTheGpusFromTheDriver) {
     // Without NVML the PCI device id names the model.
     auto pci_only = test::healthy();
     pci_only.nvml = Fact<NvmlFacts>::failed({Errc::kUnsupported, "not read under --root"});
-    auto a = detected_gpus(builtin_stack_data(), pci_only);
+    auto a = detected_gpus(builtin_stack_data(), pci_only, "stack check");
     ASSERT_TRUE(a.ok()) << a.status().message();
     EXPECT_EQ(a->id, "a100-80g-sxm");
     EXPECT_EQ(a->ccs, std::vector<ComputeCapability>{80});
     auto none = test::healthy();
     none.pci_devices = Fact<std::vector<PciDevice>>::known({});
     none.nvml = Fact<NvmlFacts>::failed({Errc::kNotFound, "no libnvidia-ml.so.1"});
-    auto e = detected_gpus(builtin_stack_data(), none);
+    auto e = detected_gpus(builtin_stack_data(), none, "stack check");
     ASSERT_FALSE(e.ok());
     EXPECT_NE(e.status().message().find("no NVIDIA GPU found"), std::string::npos);
+    // The hint names the command that asked.
+    EXPECT_NE(e.status().next_step().find("trainrig stack check --gpu "), std::string::npos)
+        << e.status().next_step();
+    EXPECT_NE(detected_gpus(builtin_stack_data(), none, "stack")
+                  .status()
+                  .next_step()
+                  .find("trainrig stack --gpu "),
+              std::string::npos);
 }
 
 // Trap: a PyTorch wheel without the GPU's architecture (2.5 has no sm_100).
@@ -95,6 +126,7 @@ TEST(StackCheck, AWheelWithoutTheArchitectureFailsInBothCommands) {
     const auto r = recommend_for(s);
     const auto c = check_stack(builtin_stack_data(), s, r);
     expect_agreement(s, c);
+    expect_rows_follow_findings(c);
     const Finding& torch = finding_of(c, "stack.torch");
     EXPECT_EQ(torch.status, FindingStatus::kFail);
     EXPECT_NE(torch.summary.find("no kernel image is available for execution on the device"),
@@ -118,6 +150,7 @@ TEST(StackCheck, AGpuNewerThanTheToolkitWarnsInBothCommands) {
     s.stack.value().cuda_runtime_version = known<int64_t>(12040);
     const auto c = check_stack(builtin_stack_data(), s, recommend_for(s));
     expect_agreement(s, c);
+    expect_rows_follow_findings(c);
     const Finding& f = finding_of(c, "stack.cuda-driver");
     EXPECT_EQ(f.status, FindingStatus::kWarn);
     EXPECT_NE(f.summary.find("compute capability 10.0 (Blackwell) needs CUDA 12.8 or newer"),
@@ -133,6 +166,7 @@ TEST(StackCheck, ADriverOlderThanTheToolkitFailsInBothCommands) {
     const auto r = recommend_for(s);
     const auto c = check_stack(builtin_stack_data(), s, r);
     expect_agreement(s, c);
+    expect_rows_follow_findings(c);
     const Finding& doctor = finding_of(c, "stack.cuda-driver");
     EXPECT_EQ(doctor.status, FindingStatus::kFail);
     EXPECT_NE(doctor.summary.find("supports CUDA 12.4 at most"), std::string::npos);
@@ -156,6 +190,7 @@ TEST(StackCheck, MinorVersionCompatibilityWarns) {
     s.stack.value().nvcc_version = known<std::string>("13.2.51");
     const auto c = check_stack(builtin_stack_data(), s, recommend_for(s));
     expect_agreement(s, c);
+    expect_rows_follow_findings(c);
     EXPECT_EQ(finding_of(c, "recommended.driver").status, FindingStatus::kWarn);
     EXPECT_EQ(finding_of(c, "stack.torch").status, FindingStatus::kWarn);
 }
@@ -171,6 +206,7 @@ TEST(StackCheck, TheRecommendedStackPasses) {
     st.torch.value().nccl = known<std::string>("2.30.7");
     const auto c = check_stack(builtin_stack_data(), s, r);
     expect_agreement(s, c);
+    expect_rows_follow_findings(c);
     for (const auto& f : c.findings)
         EXPECT_EQ(f.status, FindingStatus::kPass) << f.id << ": " << f.summary;
     EXPECT_EQ(doctor_exit_code(c.findings, false), 0);
@@ -187,10 +223,65 @@ TEST(StackCheck, AReplacedNcclIsNamed) {
     EXPECT_NE(f.remedy.find("nvidia-nccl-cu13==2.30.7"), std::string::npos);
 }
 
+// Torch's own NCCL unknown: the system's is compared with the recommended wheel's, and a
+// difference is not a pass, in the finding or in its row.
+TEST(StackCheck, ASystemNcclOtherThanTheRecommendedWarns) {
+    auto s = b200_machine("2.14.0+cu132", "13.2", "595.58.03", 13020);
+    auto& st = s.stack.value();
+    st.cuda_runtime_version = known<int64_t>(13020);
+    st.nvcc_version = known<std::string>("13.2.51");
+    st.nccl_version = known<int64_t>(22809);
+    const auto r = recommend_for(s);
+    ASSERT_EQ(r.build->nccl, "2.30.7");
+    const auto c = check_stack(builtin_stack_data(), s, r);
+    expect_agreement(s, c);
+    expect_rows_follow_findings(c);
+    const Finding& f = finding_of(c, "recommended.nccl");
+    EXPECT_EQ(f.status, FindingStatus::kWarn);
+    EXPECT_NE(f.summary.find("the system NCCL 2.28.9 differs from the 2.30.7"), std::string::npos)
+        << f.summary;
+    EXPECT_NE(f.remedy.find("libnccl2=2.30.7-1+cuda13.2"), std::string::npos) << f.remedy;
+    EXPECT_EQ(c.rows[3].component, "NCCL");
+    EXPECT_EQ(c.rows[3].status, FindingStatus::kWarn);
+    // The same version passes.
+    st.nccl_version = known<int64_t>(23007);
+    const auto same = check_stack(builtin_stack_data(), s, r);
+    EXPECT_EQ(finding_of(same, "recommended.nccl").status, FindingStatus::kPass);
+    expect_rows_follow_findings(same);
+    // Torch's own NCCL, its wheel's, but not the recommendation's: not a pass either.
+    auto older = b200_machine("2.11.0+cu130", "13.0", "595.58.03", 13020);
+    older.stack.value().torch.value().nccl = known<std::string>("2.28.9");
+    const auto o = check_stack(builtin_stack_data(), older, recommend_for(older));
+    EXPECT_EQ(finding_of(o, "recommended.nccl").status, FindingStatus::kWarn)
+        << finding_of(o, "recommended.nccl").summary;
+    expect_rows_follow_findings(o);
+}
+
+// A recommendation whose NCCL no source records: the row is not a pass, whatever the machine has.
+TEST(StackCheck, ANotRecordedNcclRowNeverPasses) {
+    auto s = b200_machine("2.14.0+cu132", "13.2", "595.58.03", 13020);
+    s.stack.value().nccl_version = known<int64_t>(23007);
+    s.stack.value().torch.value().nccl = known<std::string>("2.30.7");
+    auto r = recommend_for(s);
+    TorchBuild unrecorded = *r.build;
+    unrecorded.nccl.clear();
+    r.build = &unrecorded;
+    const auto c = check_stack(builtin_stack_data(), s, r);
+    expect_rows_follow_findings(c);
+    EXPECT_EQ(c.rows[3].recommended, "not recorded");
+    EXPECT_EQ(c.rows[3].status, FindingStatus::kSkip);
+    // Without torch's NCCL the system's has nothing to be compared with.
+    s.stack.value().torch.value().nccl = Fact<std::string>::failed({Errc::kUnsupported, "no"});
+    const auto system = check_stack(builtin_stack_data(), s, r);
+    EXPECT_EQ(finding_of(system, "recommended.nccl").status, FindingStatus::kSkip);
+    EXPECT_EQ(system.rows[3].status, FindingStatus::kSkip);
+}
+
 TEST(StackCheck, ReleasesNewerThanTheDataAreNotJudged) {
     auto s = b200_machine("2.99.0+cu139", "13.9", "595.58.03", 13020);
     const auto c = check_stack(builtin_stack_data(), s, recommend_for(s));
     expect_agreement(s, c);
+    expect_rows_follow_findings(c);
     const Finding& f = finding_of(c, "recommended.torch");
     EXPECT_EQ(f.status, FindingStatus::kWarn);
     EXPECT_NE(f.summary.find("newer than the data"), std::string::npos) << f.summary;
@@ -214,6 +305,7 @@ TEST(StackCheck, AMachineTreeIsJudgedByItsDriverOnly) {
     for (auto& d : s.pci_devices.value()) d.device = known<uint64_t>(0x2901);
     const auto c = check_stack(builtin_stack_data(), s, recommend_for(s));
     expect_agreement(s, c);
+    expect_rows_follow_findings(c);
     EXPECT_EQ(finding_of(c, "recommended.driver").status, FindingStatus::kFail);
     EXPECT_EQ(finding_of(c, "recommended.torch").status, FindingStatus::kSkip);
     EXPECT_EQ(c.rows[1].installed, "not read here");

@@ -155,6 +155,8 @@ TEST(StackRecommend, PinsThatFit) {
     ASSERT_TRUE(t.ok()) << t.status().message();
     EXPECT_EQ(t->torch_version, "2.8");
     EXPECT_EQ(t->cuda, 12080);  // 12.9 is experimental in 2.8
+    // The NCCL its wheels pin (nvidia-nccl-cu12), so the install steps name it.
+    EXPECT_EQ(t->build->nccl, "2.27.3");
     // Only an experimental build has the architecture: it is taken, with a warning.
     auto x = rec("b200", {}, "2.7");
     ASSERT_TRUE(x.ok()) << x.status().message();

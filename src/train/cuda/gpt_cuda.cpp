@@ -83,6 +83,16 @@ Result<std::unique_ptr<GptCuda>> GptCuda::create(const ModelConfig& c, const Opt
     const DeviceBuffers sizes = carve_buffers(c, B, T, nullptr);
     size_t free_bytes = 0, total_bytes = 0;
     CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    // Smaller batches shrink only the activations: when the state alone does not fit, no
+    // --batch or --grad-accum helps, and every rank holds a full replica.
+    if (sizes.state_bytes > free_bytes)
+        return Status(Errc::kInvalidInput,
+                      fmt::format("{} needs {:.1f} GiB of GPU memory for its weights, gradients "
+                                  "and AdamW state alone, but only {:.1f} GiB is free on the "
+                                  "GPU: no batch fits",
+                                  c.name, gib(sizes.state_bytes), gib(free_bytes)),
+                      "choose a smaller model or a GPU with more memory (`trainrig plan "
+                      "--model ID` shows what a model needs and where it fits)");
     if (sizes.total_bytes > free_bytes)
         return Status(
             Errc::kInvalidInput,

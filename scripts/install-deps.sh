@@ -7,6 +7,7 @@ set -euo pipefail
 
 packages=(
     build-essential cmake ninja-build pkg-config git python3
+    ccache                        # a compiler cache: CI's three builds of a fresh clone
     libhwloc-dev hwloc            # topology (NUMA, PCIe tree, cores); lstopo for fixtures
     nlohmann-json3-dev            # snapshot and report JSON
     libcli11-dev                  # command line

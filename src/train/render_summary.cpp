@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/quantity.h"
 #include "core/version.h"
 
 namespace trainrig::train {
@@ -120,25 +121,24 @@ std::string summary_text(const TrainOptions& o, const TrainSummary& s, const std
         return out;
     }
     const PhaseTimes& t = s.median_time;
-    out += fmt::format("  throughput   {:.0f} tokens/s, {:.1f} ms/step (median)\n", s.tokens_per_s,
-                       s.step_s * 1e3);
+    out += fmt::format("  throughput   {}, {} a step (median)\n",
+                       format_quantity(s.tokens_per_s, "tokens/s"), format_duration(s.step_s));
     out += fmt::format(
-        "  phases       data {:.1f} ms, forward {:.1f} ms, backward {:.1f} ms, comm {:.1f} ms, "
-        "optimizer {:.1f} ms, checkpoint {:.1f} ms ({} clock)\n",
-        t.data_wait * 1e3, t.forward * 1e3, t.backward * 1e3, t.comm * 1e3, t.optimizer * 1e3,
-        t.checkpoint * 1e3, s.phase_clock);
+        "  phases       data {}, forward {}, backward {}, comm {}, optimizer {}, checkpoint {} ({} "
+        "clock)\n",
+        format_duration(t.data_wait), format_duration(t.forward), format_duration(t.backward),
+        format_duration(t.comm), format_duration(t.optimizer), format_duration(t.checkpoint),
+        s.phase_clock);
     const double flops = s.tokens_per_s * s.flops_per_token;
     if (s.mfu)
-        out +=
-            fmt::format("  MFU          {:.1f}% ({:.2f} TFLOP/s of {:.1f} peak per device, {})\n",
-                        *s.mfu * 100, flops / 1e12, o.peak_flops / 1e12, o.peak_source);
+        out += fmt::format("  MFU          {:.1f}% ({} of {} peak per device, {})\n", *s.mfu * 100,
+                           format_flops(flops), format_flops(o.peak_flops), o.peak_source);
     else
         out += fmt::format(
-            "  compute      {:.2f} GFLOP/s (PaLM count; no peak known for this "
-            "device, so no MFU)\n",
-            flops / 1e9);
-    out += fmt::format("  memory       {:.2f} GiB peak per rank\n",
-                       static_cast<double>(s.peak_memory_bytes) / (1ull << 30));
+            "  compute      {} (PaLM count; no peak known for this device, so no MFU)\n",
+            format_flops(flops));
+    out += fmt::format("  memory       {} peak per rank\n",
+                       format_bytes(static_cast<double>(s.peak_memory_bytes)));
     if (!s.last_checkpoint.empty()) out += fmt::format("  checkpoint   {}\n", s.last_checkpoint);
     return out;
 }

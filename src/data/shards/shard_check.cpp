@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 
+#include "core/quantity.h"
 #include "core/text.h"
 #include "core/user_file.h"
 #include "data/shards/llmc_format.h"
@@ -199,9 +200,11 @@ Result<VerifyReport> verify_shards(const std::string& prefix, std::optional<size
 
 std::string render_summary_text(const ShardSummary& s) {
     std::string out = fmt::format("{} dataset: {}\n", s.format, join(s.files, ", "));
-    out += fmt::format("  tokens      {:>14}  ({})\n", s.tokens, s.dtype);
+    out += fmt::format("  tokens      {:>14}  ({})\n", format_count(static_cast<double>(s.tokens)),
+                       s.dtype);
     if (s.format == "megatron") {
-        out += fmt::format("  documents   {:>14}\n", s.documents);
+        out +=
+            fmt::format("  documents   {:>14}\n", format_count(static_cast<double>(s.documents)));
         const LengthStats& l = s.lengths;
         out += fmt::format("  length      min {}  median {}  mean {:.1f}  max {}\n", l.min,
                            l.median, l.mean, l.max);
@@ -264,8 +267,9 @@ std::string render_verify_text(const VerifyReport& r) {
     // llm.c shards record neither documents nor pointers: only a header and the tokens.
     const bool megatron = r.format == "megatron";
     out += "  ";
-    if (megatron) out += fmt::format("documents {}  ", r.documents);
-    out += fmt::format("tokens {}  ", r.tokens);
+    if (megatron)
+        out += fmt::format("documents {}  ", format_count(static_cast<double>(r.documents)));
+    out += fmt::format("tokens {}  ", format_count(static_cast<double>(r.tokens)));
     if (r.max_token) out += fmt::format("largest id {}  ", *r.max_token);
     out += fmt::format("vocabulary {}\n",
                        r.vocab_size ? std::to_string(*r.vocab_size) : std::string("unknown"));

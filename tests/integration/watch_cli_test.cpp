@@ -236,6 +236,19 @@ using WatchHistoryFiles = WatchTempDir;
 
 TEST_F(WatchHistoryFiles, NoWalOrShmIsLeftByWatchOrByTheReportAfterAKill) {
     const std::string db = (dir_ / "w.db").string();
+    // The textfile is written after the tick's history row, inside the loop that listens for
+    // SIGTERM: once it is there the signal is handled and the -wal holds a write. A fixed sleep
+    // is not enough on a loaded machine or under a sanitizer's slower start.
+    const auto first_tick_written = [&](BackgroundProcess& daemon) {
+        const fs::path prom = dir_ / "textfile" / "trainrig.prom";
+        fs::remove(prom);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (std::chrono::steady_clock::now() < until && daemon.running()) {
+            if (fs::exists(prom)) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return false;
+    };
     const auto leftovers = [&] {
         return std::vector<bool>{fs::exists(db + "-wal"), fs::exists(db + "-shm")};
     };
@@ -247,20 +260,22 @@ TEST_F(WatchHistoryFiles, NoWalOrShmIsLeftByWatchOrByTheReportAfterAKill) {
     ASSERT_EQ(clean.rc, 0) << clean.err;
     EXPECT_EQ(leftovers(), none);
     {
-        BackgroundProcess daemon({TRAINRIG_BINARY, "watch", "--no-listen", "--interval", "0.1",
-                                  "--root", fixture("hgx-8xh100"), "--db", db},
-                                 {env}, (dir_ / "out").string(), (dir_ / "err").string());
+        BackgroundProcess daemon(
+            {TRAINRIG_BINARY, "watch", "--no-listen", "--interval", "0.1", "--root",
+             fixture("hgx-8xh100"), "--db", db, "--textfile", (dir_ / "textfile").string()},
+            {env}, (dir_ / "out").string(), (dir_ / "err").string());
         ASSERT_TRUE(daemon.started());
-        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        ASSERT_TRUE(first_tick_written(daemon)) << slurp(dir_ / "err");
         EXPECT_EQ(daemon.stop(SIGTERM, 10), 128 + SIGTERM) << slurp(dir_ / "err");
     }
     EXPECT_EQ(leftovers(), none);
     {
-        BackgroundProcess daemon({TRAINRIG_BINARY, "watch", "--no-listen", "--interval", "0.1",
-                                  "--root", fixture("hgx-8xh100"), "--db", db},
-                                 {env}, (dir_ / "out").string(), (dir_ / "err").string());
+        BackgroundProcess daemon(
+            {TRAINRIG_BINARY, "watch", "--no-listen", "--interval", "0.1", "--root",
+             fixture("hgx-8xh100"), "--db", db, "--textfile", (dir_ / "textfile").string()},
+            {env}, (dir_ / "out").string(), (dir_ / "err").string());
         ASSERT_TRUE(daemon.started());
-        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        ASSERT_TRUE(first_tick_written(daemon)) << slurp(dir_ / "err");
         daemon.stop(SIGKILL, 10);  // no chance to close: the -wal and -shm stay
     }
     EXPECT_TRUE(fs::exists(db + "-wal"));

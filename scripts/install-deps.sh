@@ -29,6 +29,7 @@ packages=(
     python3-yaml                  # tests: the Kubernetes example (packaging/kubernetes/)
     prometheus                    # watch tests: a real Prometheus scrapes /metrics; promtool
     libgtest-dev libgmock-dev     # unit and integration tests
+    libboost-context-dev          # tests: the fibers of the emulated CUDA device (tests/emulator)
     python3-torch                 # train tests: an independent PyTorch GPT-2 as the reference
     slurmctld slurmd slurm-client munge  # fleet tests: a real Slurm (slurmctld, slurmd, munge) started by the tests
     libbenchmark-dev              # microbenchmarks
@@ -41,7 +42,7 @@ packages=(
 # Left out by --build: what only the tests, microbenchmarks and fuzzers use (a package added above
 # for them alone belongs here too).
 tests_only=(python3 hwloc sentencepiece zstd chromium python3-jsonschema python3-yaml prometheus
-            libgtest-dev libgmock-dev python3-torch slurmctld slurmd slurm-client munge
+            libgtest-dev libgmock-dev libboost-context-dev python3-torch slurmctld slurmd slurm-client munge
             libbenchmark-dev clang libclang-rt-14-dev libomp-dev man-db)
 if [ "${1:-}" = --build ]; then
     kept=()

@@ -6,6 +6,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels.h"
+#include "cuda/launch.h"
 #include "cuda/pattern.h"
 
 namespace trainrig::cuda {
@@ -109,19 +110,19 @@ Status launched() {
 }  // namespace
 
 Status fill_pattern(uint32_t* words, size_t n, uint32_t seed, cudaStream_t stream) {
-    fill_pattern_kernel<<<grid_for(n), kThreads, 0, stream>>>(words, n, seed);
+    launch(fill_pattern_kernel, {grid_for(n), kThreads, 0, stream}, words, n, seed);
     return launched();
 }
 
 Status count_pattern_mismatches(const uint32_t* words, size_t n, uint32_t seed,
                                 unsigned long long* count, cudaStream_t stream) {
-    pattern_mismatch_kernel<<<grid_for(n), kThreads, 0, stream>>>(words, n, seed, count);
+    launch(pattern_mismatch_kernel, {grid_for(n), kThreads, 0, stream}, words, n, seed, count);
     return launched();
 }
 
 Status count_word_mismatches(const uint32_t* a, const uint32_t* b, size_t n,
                              unsigned long long* count, cudaStream_t stream) {
-    word_mismatch_kernel<<<grid_for(n), kThreads, 0, stream>>>(a, b, n, count);
+    launch(word_mismatch_kernel, {grid_for(n), kThreads, 0, stream}, a, b, n, count);
     return launched();
 }
 
@@ -129,18 +130,20 @@ Status fill_uniform(void* data, bench::GemmDtype d, size_t n, uint32_t seed, cud
     const unsigned g = grid_for(n);
     switch (d) {
         case bench::GemmDtype::kBf16:
-            fill_uniform_kernel<<<g, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(data), n,
-                                                            seed);
+            launch(fill_uniform_kernel<__nv_bfloat16>, {g, kThreads, 0, stream},
+                   static_cast<__nv_bfloat16*>(data), n, seed);
             break;
         case bench::GemmDtype::kFp16:
-            fill_uniform_kernel<<<g, kThreads, 0, stream>>>(static_cast<__half*>(data), n, seed);
+            launch(fill_uniform_kernel<__half>, {g, kThreads, 0, stream},
+                   static_cast<__half*>(data), n, seed);
             break;
         case bench::GemmDtype::kTf32:
-            fill_uniform_kernel<<<g, kThreads, 0, stream>>>(static_cast<float*>(data), n, seed);
+            launch(fill_uniform_kernel<float>, {g, kThreads, 0, stream}, static_cast<float*>(data),
+                   n, seed);
             break;
         case bench::GemmDtype::kFp8E4m3:
-            fill_uniform_kernel<<<g, kThreads, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(data), n,
-                                                            seed);
+            launch(fill_uniform_kernel<__nv_fp8_e4m3>, {g, kThreads, 0, stream},
+                   static_cast<__nv_fp8_e4m3*>(data), n, seed);
             break;
     }
     return launched();
@@ -154,33 +157,35 @@ Status widen_to_float(const void* data, bench::GemmDtype d, bool input, size_t n
         !input && d == bench::GemmDtype::kFp8E4m3 ? bench::GemmDtype::kBf16 : d;
     switch (t) {
         case bench::GemmDtype::kBf16:
-            widen_kernel<<<g, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(data), n,
-                                                     out);
+            launch(widen_kernel<__nv_bfloat16>, {g, kThreads, 0, stream},
+                   static_cast<const __nv_bfloat16*>(data), n, out);
             break;
         case bench::GemmDtype::kFp16:
-            widen_kernel<<<g, kThreads, 0, stream>>>(static_cast<const __half*>(data), n, out);
+            launch(widen_kernel<__half>, {g, kThreads, 0, stream}, static_cast<const __half*>(data),
+                   n, out);
             break;
         case bench::GemmDtype::kTf32:
-            widen_kernel<<<g, kThreads, 0, stream>>>(static_cast<const float*>(data), n, out);
+            launch(widen_kernel<float>, {g, kThreads, 0, stream}, static_cast<const float*>(data),
+                   n, out);
             break;
         case bench::GemmDtype::kFp8E4m3:
-            widen_kernel<<<g, kThreads, 0, stream>>>(static_cast<const __nv_fp8_e4m3*>(data), n,
-                                                     out);
+            launch(widen_kernel<__nv_fp8_e4m3>, {g, kThreads, 0, stream},
+                   static_cast<const __nv_fp8_e4m3*>(data), n, out);
             break;
     }
     return launched();
 }
 
 Status fill_collective_input(float* send, size_t n, int rank, cudaStream_t stream) {
-    fill_collective_kernel<<<grid_for(n), kThreads, 0, stream>>>(send, n, rank);
+    launch(fill_collective_kernel, {grid_for(n), kThreads, 0, stream}, send, n, rank);
     return launched();
 }
 
 Status count_collective_mismatches(const float* recv, size_t n, bench::Collective c, int nranks,
                                    int rank, size_t block, unsigned long long* count,
                                    cudaStream_t stream) {
-    collective_mismatch_kernel<<<grid_for(n), kThreads, 0, stream>>>(recv, n, c, nranks, rank,
-                                                                     block, count);
+    launch(collective_mismatch_kernel, {grid_for(n), kThreads, 0, stream}, recv, n, c, nranks, rank,
+           block, count);
     return launched();
 }
 

@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cuda/launch.h"
 #include "train/cuda/attention.h"
 
 namespace trainrig::train::cuda {
@@ -192,7 +193,7 @@ __global__ void __launch_bounds__(kThreads, kFwdMinBlocks<HS>)
     attention_forward_kernel(bf16* out, float* lse, const bf16* qkv, int T, int NH, int KVH,
                              float scale_log2, bool vec) {
     using D = Dims<HS>;
-    extern __shared__ __align__(128) unsigned char smem[];
+    TRAINRIG_DYNAMIC_SHARED(unsigned char, smem);
     float* sF = reinterpret_cast<float*>(smem);
     bf16* sQ = reinterpret_cast<bf16*>(sF + kWarps * D::kFwdWarpF);
     bf16* sK = sQ + D::kTileElems;
@@ -303,7 +304,7 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
                                  const bf16* out, const float* lse, int T, int NH, int KVH,
                                  float scale, float scale_log2, bool vec) {
     using D = Dims<HS>;
-    extern __shared__ __align__(128) unsigned char smem[];
+    TRAINRIG_DYNAMIC_SHARED(unsigned char, smem);
     float* sF = reinterpret_cast<float*>(smem);
     bf16* sQ = reinterpret_cast<bf16*>(sF + kWarps * D::kBwdWarpF);
     bf16* sdO = sQ + D::kTileElems;
@@ -419,7 +420,7 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
                                   const float* lse, int T, int NH, int KVH, float scale,
                                   float scale_log2, bool vec) {
     using D = Dims<HS>;
-    extern __shared__ __align__(128) unsigned char smem[];
+    TRAINRIG_DYNAMIC_SHARED(unsigned char, smem);
     float* sF = reinterpret_cast<float*>(smem);
     bf16* sK = reinterpret_cast<bf16*>(sF + kWarps * D::kBwdWarpF);
     bf16* sV = sK + D::kTileElems;
@@ -555,8 +556,8 @@ void forward_impl(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, 
     constexpr size_t smem = Dims<HS>::kFwdSmem;
     const dim3 grid(static_cast<unsigned>(B * NH), static_cast<unsigned>((T + kTile - 1) / kTile));
     const bool vec = aligned16(out) && aligned16(qkv);
-    attention_forward_kernel<HS>
-        <<<grid, kThreads, smem, stream>>>(out, lse, qkv, T, NH, KVH, scale_of(HS) * kLog2e, vec);
+    trainrig::cuda::launch(attention_forward_kernel<HS>, {grid, kThreads, smem, stream}, out, lse,
+                           qkv, T, NH, KVH, scale_of(HS) * kLog2e, vec);
 }
 
 template <int HS>
@@ -569,10 +570,10 @@ void backward_impl(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* ou
     const bool vec = aligned16(dqkv) && aligned16(dout) && aligned16(qkv) && aligned16(out);
     const float scale = scale_of(HS);
     // The dQ kernel also writes D, which the dK/dV kernel after it on the stream reads.
-    attention_backward_dq_kernel<HS><<<q_grid, kThreads, dq_smem, stream>>>(
-        dqkv, dsum, dout, qkv, out, lse, T, NH, KVH, scale, scale * kLog2e, vec);
-    attention_backward_dkv_kernel<HS><<<kv_grid, kThreads, dkv_smem, stream>>>(
-        dqkv, dsum, dout, qkv, lse, T, NH, KVH, scale, scale * kLog2e, vec);
+    trainrig::cuda::launch(attention_backward_dq_kernel<HS>, {q_grid, kThreads, dq_smem, stream},
+                           dqkv, dsum, dout, qkv, out, lse, T, NH, KVH, scale, scale * kLog2e, vec);
+    trainrig::cuda::launch(attention_backward_dkv_kernel<HS>, {kv_grid, kThreads, dkv_smem, stream},
+                           dqkv, dsum, dout, qkv, lse, T, NH, KVH, scale, scale * kLog2e, vec);
 }
 
 // The shapes the launchers accept; anything else is refused by GptCuda::create first.

@@ -1,5 +1,6 @@
 // AdamW on one tensor: fp32 master weights and moments updated in place, the bf16 compute copy
 // rewritten from the new master weights.
+#include "cuda/launch.h"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
@@ -38,8 +39,8 @@ void adamw_update(float* master, bf16* params, const float* grad, float* m, floa
     if (n == 0) return;
     const size_t needed = (n + kThreads - 1) / kThreads;
     const unsigned blocks = static_cast<unsigned>(needed < kMaxBlocks ? needed : kMaxBlocks);
-    adamw_kernel<<<blocks, kThreads, 0, stream>>>(master, params, grad, m, v, n, lr, beta1, beta2,
-                                                  c1, c2, eps, wd, clip);
+    trainrig::cuda::launch(adamw_kernel, {blocks, kThreads, 0, stream}, master, params, grad, m, v,
+                           n, lr, beta1, beta2, c1, c2, eps, wd, clip);
 }
 
 }  // namespace trainrig::train::cuda

@@ -1,6 +1,7 @@
 // The bias gradient of a linear layer: column sums of a bf16 or fp32 (N, OC) gradient into fp32.
 #include <cstdint>
 
+#include "cuda/launch.h"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
@@ -68,15 +69,17 @@ void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t s
     const bool pairs = OC % 2 == 0 && reinterpret_cast<uintptr_t>(dout) % 4 == 0;
     const dim3 grid = grid_for(N, OC, 32 * (pairs ? 2 : 1)), block(32, kRows);
     if (pairs)
-        bias_backward_kernel<bf16, 2><<<grid, block, 0, stream>>>(dbias, dout, N, OC);
+        trainrig::cuda::launch(bias_backward_kernel<bf16, 2>, {grid, block, 0, stream}, dbias, dout,
+                               N, OC);
     else
-        bias_backward_kernel<bf16, 1><<<grid, block, 0, stream>>>(dbias, dout, N, OC);
+        trainrig::cuda::launch(bias_backward_kernel<bf16, 1>, {grid, block, 0, stream}, dbias, dout,
+                               N, OC);
 }
 
 void bias_backward(float* dbias, const float* dout, int N, int OC, cudaStream_t stream) {
     if (N <= 0 || OC <= 0) return;
-    bias_backward_kernel<float, 1>
-        <<<grid_for(N, OC, 32), dim3(32, kRows), 0, stream>>>(dbias, dout, N, OC);
+    trainrig::cuda::launch(bias_backward_kernel<float, 1>,
+                           {grid_for(N, OC, 32), dim3(32, kRows), 0, stream}, dbias, dout, N, OC);
 }
 
 }  // namespace trainrig::train::cuda

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
 #include "train/cuda/train_kernels.h"
 
@@ -114,22 +115,26 @@ void crossentropy_forward(float* losses, float* lse, const bf16* logits, const u
                           int N, int V, int Vp, cudaStream_t stream) {
     if (N <= 0 || Vp <= 0) return;
     if (Vp % 8 == 0 && aligned16(logits))
-        crossentropy_forward_kernel<8><<<static_cast<unsigned>(N), kThreads, 0, stream>>>(
-            losses, lse, logits, targets, V, Vp);
+        trainrig::cuda::launch(crossentropy_forward_kernel<8>,
+                               {static_cast<unsigned>(N), kThreads, 0, stream}, losses, lse, logits,
+                               targets, V, Vp);
     else
-        crossentropy_forward_kernel<1><<<static_cast<unsigned>(N), kThreads, 0, stream>>>(
-            losses, lse, logits, targets, V, Vp);
+        trainrig::cuda::launch(crossentropy_forward_kernel<1>,
+                               {static_cast<unsigned>(N), kThreads, 0, stream}, losses, lse, logits,
+                               targets, V, Vp);
 }
 
 void crossentropy_backward(bf16* logits, const float* lse, const uint32_t* targets, float dloss,
                            int N, int V, int Vp, cudaStream_t stream) {
     if (N <= 0 || Vp <= 0) return;
     if (Vp % 8 == 0 && aligned16(logits))
-        crossentropy_backward_kernel<8>
-            <<<static_cast<unsigned>(N), kThreads, 0, stream>>>(logits, lse, targets, dloss, V, Vp);
+        trainrig::cuda::launch(crossentropy_backward_kernel<8>,
+                               {static_cast<unsigned>(N), kThreads, 0, stream}, logits, lse,
+                               targets, dloss, V, Vp);
     else
-        crossentropy_backward_kernel<1>
-            <<<static_cast<unsigned>(N), kThreads, 0, stream>>>(logits, lse, targets, dloss, V, Vp);
+        trainrig::cuda::launch(crossentropy_backward_kernel<1>,
+                               {static_cast<unsigned>(N), kThreads, 0, stream}, logits, lse,
+                               targets, dloss, V, Vp);
 }
 
 }  // namespace trainrig::train::cuda

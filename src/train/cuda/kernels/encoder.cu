@@ -3,6 +3,7 @@
 // dwpe: Llama's rotary positions) only the token rows are read and written.
 #include <cstdint>
 
+#include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
 #include "train/cuda/train_kernels.h"
 
@@ -74,18 +75,20 @@ void encoder_forward(bf16* out, const uint32_t* tokens, const bf16* wte, const b
     if (B <= 0 || T <= 0 || C <= 0) return;
     // A null wpe passes the test (address 0) and is never read.
     if (C % 8 == 0 && aligned16(out) && aligned16(wte) && aligned16(wpe))
-        encoder_forward_kernel<8>
-            <<<blocks_for(total / 8), kThreads, 0, stream>>>(out, tokens, wte, wpe, T, C, total);
+        trainrig::cuda::launch(encoder_forward_kernel<8>,
+                               {blocks_for(total / 8), kThreads, 0, stream}, out, tokens, wte, wpe,
+                               T, C, total);
     else
-        encoder_forward_kernel<1>
-            <<<blocks_for(total), kThreads, 0, stream>>>(out, tokens, wte, wpe, T, C, total);
+        trainrig::cuda::launch(encoder_forward_kernel<1>, {blocks_for(total), kThreads, 0, stream},
+                               out, tokens, wte, wpe, T, C, total);
 }
 
 void encoder_backward(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens, int B,
                       int T, int C, cudaStream_t stream) {
     if (B <= 0 || T <= 0 || C <= 0) return;
-    encoder_backward_kernel<<<blocks_for(static_cast<size_t>(T) * C), kThreads, 0, stream>>>(
-        dwte, dwpe, dout, tokens, B, T, C);
+    trainrig::cuda::launch(encoder_backward_kernel,
+                           {blocks_for(static_cast<size_t>(T) * C), kThreads, 0, stream}, dwte,
+                           dwpe, dout, tokens, B, T, C);
 }
 
 }  // namespace trainrig::train::cuda

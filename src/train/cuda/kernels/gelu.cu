@@ -1,6 +1,7 @@
 // GPT-2's tanh GELU, elementwise on bf16 with fp32 arithmetic, and its derivative.
 #include <cstdint>
 
+#include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
 #include "train/cuda/train_kernels.h"
 
@@ -74,17 +75,21 @@ __global__ void __launch_bounds__(kThreads)
 void gelu_forward(bf16* out, const bf16* inp, size_t n, cudaStream_t stream) {
     if (n == 0) return;
     if (aligned16(out) && aligned16(inp))
-        gelu_forward_kernel<8><<<blocks_for(n / 8), kThreads, 0, stream>>>(out, inp, n);
+        trainrig::cuda::launch(gelu_forward_kernel<8>, {blocks_for(n / 8), kThreads, 0, stream},
+                               out, inp, n);
     else
-        gelu_forward_kernel<1><<<blocks_for(n), kThreads, 0, stream>>>(out, inp, n);
+        trainrig::cuda::launch(gelu_forward_kernel<1>, {blocks_for(n), kThreads, 0, stream}, out,
+                               inp, n);
 }
 
 void gelu_backward(bf16* dinp, const bf16* inp, const bf16* dout, size_t n, cudaStream_t stream) {
     if (n == 0) return;
     if (aligned16(dinp) && aligned16(inp) && aligned16(dout))
-        gelu_backward_kernel<8><<<blocks_for(n / 8), kThreads, 0, stream>>>(dinp, inp, dout, n);
+        trainrig::cuda::launch(gelu_backward_kernel<8>, {blocks_for(n / 8), kThreads, 0, stream},
+                               dinp, inp, dout, n);
     else
-        gelu_backward_kernel<1><<<blocks_for(n), kThreads, 0, stream>>>(dinp, inp, dout, n);
+        trainrig::cuda::launch(gelu_backward_kernel<1>, {blocks_for(n), kThreads, 0, stream}, dinp,
+                               inp, dout, n);
 }
 
 }  // namespace trainrig::train::cuda

@@ -3,6 +3,7 @@
 // (src/train/cpu/layernorm.cpp), with the same operation order.
 #include <cstdint>
 
+#include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
 #include "train/cuda/train_kernels.h"
 
@@ -82,7 +83,7 @@ __global__ void __launch_bounds__(kFwdWarps * 32)
 __global__ void __launch_bounds__(kBwdWarps * 32)
     layernorm_backward_kernel(float* dinp, float* dw, float* db, const bf16* dout, const bf16* inp,
                               const bf16* w, const float* mean, const float* rstd, int N, int C) {
-    extern __shared__ float smem[];
+    TRAINRIG_DYNAMIC_SHARED(float, smem);
     float* sdw = smem;
     float* sdb = smem + C;
     for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x)) {
@@ -134,11 +135,11 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, con
     const unsigned blocks =
         static_cast<unsigned>((static_cast<size_t>(N) + kFwdWarps - 1) / kFwdWarps);
     if (C % 8 == 0 && aligned16(out) && aligned16(inp) && aligned16(w) && aligned16(b))
-        layernorm_forward_kernel<8>
-            <<<blocks, kFwdWarps * 32, 0, stream>>>(out, mean, rstd, inp, w, b, N, C);
+        trainrig::cuda::launch(layernorm_forward_kernel<8>, {blocks, kFwdWarps * 32, 0, stream},
+                               out, mean, rstd, inp, w, b, N, C);
     else
-        layernorm_forward_kernel<1>
-            <<<blocks, kFwdWarps * 32, 0, stream>>>(out, mean, rstd, inp, w, b, N, C);
+        trainrig::cuda::launch(layernorm_forward_kernel<1>, {blocks, kFwdWarps * 32, 0, stream},
+                               out, mean, rstd, inp, w, b, N, C);
 }
 
 KernelSetupError layernorm_configure(int C) {
@@ -157,8 +158,8 @@ void layernorm_backward(float* dinp, float* dw, float* db, const bf16* dout, con
     const size_t smem = 2 * static_cast<size_t>(C) * sizeof(float);
     const size_t needed = (static_cast<size_t>(N) + kBwdWarps - 1) / kBwdWarps;
     const unsigned blocks = needed < kBwdMaxBlocks ? static_cast<unsigned>(needed) : kBwdMaxBlocks;
-    layernorm_backward_kernel<<<blocks, kBwdWarps * 32, smem, stream>>>(dinp, dw, db, dout, inp, w,
-                                                                        mean, rstd, N, C);
+    trainrig::cuda::launch(layernorm_backward_kernel, {blocks, kBwdWarps * 32, smem, stream}, dinp,
+                           dw, db, dout, inp, w, mean, rstd, N, C);
 }
 
 }  // namespace trainrig::train::cuda

@@ -1,5 +1,6 @@
 // Whole-buffer reductions and casts over the parameter-sized fp32 buffers: Σ x² for the
 // gradient norm, and fp32 → bf16.
+#include "cuda/launch.h"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
@@ -43,14 +44,15 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 void sum_squares(double* partial, const float* x, size_t n, cudaStream_t stream) {
-    sum_squares_kernel<<<kSumSquaresBlocks, kThreads, 0, stream>>>(partial, x, n);
+    trainrig::cuda::launch(sum_squares_kernel, {kSumSquaresBlocks, kThreads, 0, stream}, partial, x,
+                           n);
 }
 
 void cast_to_bf16(bf16* out, const float* inp, size_t n, cudaStream_t stream) {
     if (n == 0) return;
     const size_t needed = (n + kThreads - 1) / kThreads;
     const unsigned blocks = static_cast<unsigned>(needed < kMaxBlocks ? needed : kMaxBlocks);
-    cast_to_bf16_kernel<<<blocks, kThreads, 0, stream>>>(out, inp, n);
+    trainrig::cuda::launch(cast_to_bf16_kernel, {blocks, kThreads, 0, stream}, out, inp, n);
 }
 
 }  // namespace trainrig::train::cuda

@@ -4,6 +4,7 @@
 // (src/train/cpu/rmsnorm.cpp); the structure is layernorm.cu's.
 #include <cstdint>
 
+#include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
 #include "train/cuda/train_kernels.h"
 
@@ -68,7 +69,7 @@ __global__ void __launch_bounds__(kFwdWarps * 32)
 __global__ void __launch_bounds__(kBwdWarps * 32)
     rmsnorm_backward_kernel(float* dinp, float* dw, const bf16* dout, const bf16* inp,
                             const bf16* w, const float* rstd, int N, int C) {
-    extern __shared__ float sdw[];
+    TRAINRIG_DYNAMIC_SHARED(float, sdw);
     for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x))
         sdw[c] = 0.0f;
     __syncthreads();
@@ -107,11 +108,11 @@ void rmsnorm_forward(bf16* out, float* rstd, const bf16* inp, const bf16* w, int
     const unsigned blocks =
         static_cast<unsigned>((static_cast<size_t>(N) + kFwdWarps - 1) / kFwdWarps);
     if (C % 8 == 0 && aligned16(out) && aligned16(inp) && aligned16(w))
-        rmsnorm_forward_kernel<8>
-            <<<blocks, kFwdWarps * 32, 0, stream>>>(out, rstd, inp, w, N, C, eps);
+        trainrig::cuda::launch(rmsnorm_forward_kernel<8>, {blocks, kFwdWarps * 32, 0, stream}, out,
+                               rstd, inp, w, N, C, eps);
     else
-        rmsnorm_forward_kernel<1>
-            <<<blocks, kFwdWarps * 32, 0, stream>>>(out, rstd, inp, w, N, C, eps);
+        trainrig::cuda::launch(rmsnorm_forward_kernel<1>, {blocks, kFwdWarps * 32, 0, stream}, out,
+                               rstd, inp, w, N, C, eps);
 }
 
 KernelSetupError rmsnorm_configure(int C) {
@@ -129,8 +130,8 @@ void rmsnorm_backward(float* dinp, float* dw, const bf16* dout, const bf16* inp,
     const size_t smem = static_cast<size_t>(C) * sizeof(float);
     const size_t needed = (static_cast<size_t>(N) + kBwdWarps - 1) / kBwdWarps;
     const unsigned blocks = needed < kBwdMaxBlocks ? static_cast<unsigned>(needed) : kBwdMaxBlocks;
-    rmsnorm_backward_kernel<<<blocks, kBwdWarps * 32, smem, stream>>>(dinp, dw, dout, inp, w, rstd,
-                                                                      N, C);
+    trainrig::cuda::launch(rmsnorm_backward_kernel, {blocks, kBwdWarps * 32, smem, stream}, dinp,
+                           dw, dout, inp, w, rstd, N, C);
 }
 
 }  // namespace trainrig::train::cuda

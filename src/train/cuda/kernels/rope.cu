@@ -6,6 +6,7 @@
 // fp32 arithmetic, the CPU reference's operation order (src/train/cpu/rope.cpp).
 #include <cstdint>
 
+#include "cuda/launch.h"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
@@ -45,8 +46,10 @@ void rope_launch(bf16* qkv, const float* cos, const float* sin, int B, int T, in
     const int heads = NH + KVH, width = (NH + 2 * KVH) * hd;
     const size_t total = static_cast<size_t>(B) * T * heads * (hd / 2);
     const size_t blocks = (total + kThreads - 1) / kThreads;
-    rope_kernel<<<static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks), kThreads, 0,
-                  stream>>>(qkv, cos, sin, T, heads, width, hd, sign, total);
+    trainrig::cuda::launch(
+        rope_kernel,
+        {static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks), kThreads, 0, stream},
+        qkv, cos, sin, T, heads, width, hd, sign, total);
 }
 
 }  // namespace

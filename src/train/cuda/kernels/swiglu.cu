@@ -4,6 +4,7 @@
 // (src/train/cpu/pointwise.cpp).
 #include <cstdint>
 
+#include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
 #include "train/cuda/train_kernels.h"
 
@@ -72,9 +73,11 @@ void swiglu_forward(bf16* out, const bf16* fc, size_t N, int F, cudaStream_t str
     if (N == 0 || F <= 0) return;
     const size_t total = N * static_cast<size_t>(F);
     if (F % 8 == 0 && aligned16(out) && aligned16(fc))
-        swiglu_forward_kernel<8><<<blocks_for(total / 8), kThreads, 0, stream>>>(out, fc, F, total);
+        trainrig::cuda::launch(swiglu_forward_kernel<8>,
+                               {blocks_for(total / 8), kThreads, 0, stream}, out, fc, F, total);
     else
-        swiglu_forward_kernel<1><<<blocks_for(total), kThreads, 0, stream>>>(out, fc, F, total);
+        trainrig::cuda::launch(swiglu_forward_kernel<1>, {blocks_for(total), kThreads, 0, stream},
+                               out, fc, F, total);
 }
 
 void swiglu_backward(bf16* dfc, const bf16* fc, const bf16* dout, size_t N, int F,
@@ -82,11 +85,12 @@ void swiglu_backward(bf16* dfc, const bf16* fc, const bf16* dout, size_t N, int 
     if (N == 0 || F <= 0) return;
     const size_t total = N * static_cast<size_t>(F);
     if (F % 8 == 0 && aligned16(dfc) && aligned16(fc) && aligned16(dout))
-        swiglu_backward_kernel<8>
-            <<<blocks_for(total / 8), kThreads, 0, stream>>>(dfc, fc, dout, F, total);
+        trainrig::cuda::launch(swiglu_backward_kernel<8>,
+                               {blocks_for(total / 8), kThreads, 0, stream}, dfc, fc, dout, F,
+                               total);
     else
-        swiglu_backward_kernel<1>
-            <<<blocks_for(total), kThreads, 0, stream>>>(dfc, fc, dout, F, total);
+        trainrig::cuda::launch(swiglu_backward_kernel<1>, {blocks_for(total), kThreads, 0, stream},
+                               dfc, fc, dout, F, total);
 }
 
 }  // namespace trainrig::train::cuda

@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 30
 VALIDATE_FLAGS ?= --level quick
 
-.PHONY: all deps build run test test-asan fuzz package format clean
+.PHONY: all deps build run test test-asan test-gpu-emulated fuzz package format clean
 
 all: build
 
@@ -38,6 +38,14 @@ test-asan: deps
 	@cmake --preset debug-asan >/dev/null
 	@cmake --build --preset debug-asan -j $(JOBS)
 	@ctest --preset debug-asan -j $(JOBS)
+
+# Every GPU code path on the emulated CUDA device (docs/testing.md, "The emulated GPU"): the
+# plugins built by the host compiler beside trainrig in build-emulated/emulated/, and the tests
+# named emulated.* (the slow ones included). Needs the CUDA toolkit's headers, not a GPU.
+test-gpu-emulated: deps
+	@cmake --preset emulated-gpu >/dev/null
+	@cmake --build --preset emulated-gpu -j $(JOBS)
+	@ctest --preset emulated-gpu -j $(JOBS)
 
 # The Debian package (docs/packaging.md): install what building needs (not the tests' packages),
 # a Release build of what trainrig runs (no tests, no microbenchmarks) in $(PKG_BUILD), then

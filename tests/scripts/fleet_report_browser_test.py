@@ -14,6 +14,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -123,10 +124,12 @@ class FleetReportInBrowser(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="fleet-browser-")
         nodes, pairs = generate(cls.tmp)
         cls.report = os.path.join(cls.tmp, "report")
-        t = time.monotonic()
+        # CPU time, not wall time: a budget that a busy machine cannot break by itself.
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         cls.judged = subprocess.run([BINARY, "fleet", "judge", nodes, "--pairs", pairs, "--out",
                                   cls.report], capture_output=True, text=True, timeout=120)
-        cls.seconds = time.monotonic() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cls.seconds = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
         cls.html = os.path.join(cls.report, "fleet-report.html")
 
     @classmethod
@@ -148,7 +151,7 @@ class FleetReportInBrowser(unittest.TestCase):
     def test_judged_and_written(self):
         # 2: the truncated report's node could not be judged, which wins over the drain list.
         self.assertEqual(self.judged.returncode, 2, self.judged.stderr)
-        self.assertLess(self.seconds, 10, "fleet judge --out of 1,000 nodes")
+        self.assertLess(self.seconds, 10, "fleet judge --out of 1,000 nodes (CPU seconds)")
         self.assertIn("FLEET: 995 READY, 3 to drain, 1 drifted, 1 unknown (1000 nodes)",
                       self.judged.stdout)
         with open(os.path.join(self.report, "fleet-report.json")) as f:

@@ -41,3 +41,9 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_byte
 }
 
 }  // namespace trainrig::emu
+
+// cuda_runtime.h's overload for a kernel itself, which it declares for nvcc only.
+template <class... Params>
+cudaError_t cudaFuncSetAttribute(void (*kernel)(Params...), cudaFuncAttribute attr, int value) {
+    return ::cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), attr, value);
+}

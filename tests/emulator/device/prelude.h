@@ -9,7 +9,14 @@
 #define __shared__ static thread_local
 #define __launch_bounds__(...)
 
+// Every toolkit header a kernel source may include, before the built-in names below become
+// macros (cuda_runtime.h has parameters named gridDim and warpSize).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
 #include <cuda_runtime_api.h>
+#include <mma.h>
 #include <vector_functions.h>
 #include <vector_types.h>
 

@@ -139,7 +139,7 @@ cudaError_t cudaDeviceSynchronize(void) {
     {
         std::lock_guard lock(gpu->mu);
         if (gpu->null_stream) points.push_back(gpu->null_stream->last());
-        for (Stream* s : gpu->blocking_streams) points.push_back(s->last());
+        for (Stream* s : gpu->streams) points.push_back(s->last());
     }
     for (const StreamPoint& p : points) p.stream->wait(p.ticket);
     return set_last_error(gpu->sticky_error());
@@ -155,7 +155,7 @@ cudaError_t cudaDeviceReset(void) {
     {
         std::lock_guard lock(gpu->mu);
         if (gpu->null_stream) points.push_back(gpu->null_stream->last());
-        for (Stream* s : gpu->blocking_streams) points.push_back(s->last());
+        for (Stream* s : gpu->streams) points.push_back(s->last());
     }
     for (const StreamPoint& p : points) p.stream->wait(p.ticket);
     for (const Allocation& a : emu.device_allocations())

@@ -88,8 +88,8 @@ cudaError_t cudaMalloc(void** ptr, size_t size) {
     do {
         if (size > gpu->memory - used) return set_last_error(cudaErrorMemoryAllocation);
     } while (!gpu->allocated.compare_exchange_weak(used, used + size));
-    void* p = std::aligned_alloc(256, size);
-    if (p == nullptr) {
+    void* p = nullptr;  // posix_memalign: any size, where aligned_alloc wants a multiple
+    if (::posix_memalign(&p, 256, size) != 0) {
         gpu->allocated -= size;
         return set_last_error(cudaErrorMemoryAllocation);
     }
@@ -117,8 +117,9 @@ cudaError_t cudaFree(void* ptr) {
 }
 
 cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) {
-    void* p = std::aligned_alloc(4096, size == 0 ? 1 : size);
-    if (p == nullptr) return set_last_error(cudaErrorMemoryAllocation);
+    void* p = nullptr;
+    if (::posix_memalign(&p, 4096, size == 0 ? 1 : size) != 0)
+        return set_last_error(cudaErrorMemoryAllocation);
     Emulator::get().add_allocation({reinterpret_cast<uintptr_t>(p), size == 0 ? 1 : size, -1});
     *ptr = p;
     return cudaSuccess;

@@ -48,9 +48,9 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* out, unsigned int flags) {
     TRAINRIG_EMU_ENTER(gpu);
     auto* s = new Stream(*gpu, (flags & cudaStreamNonBlocking) == 0);
     Emulator::get().register_stream(s);
-    if (s->blocking()) {
+    {
         std::lock_guard lock(gpu->mu);
-        gpu->blocking_streams.insert(s);
+        gpu->streams.insert(s);
     }
     *out = reinterpret_cast<cudaStream_t>(s);
     return cudaSuccess;
@@ -62,10 +62,10 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     if (stream == nullptr || !Emulator::get().is_stream(stream))
         return set_last_error(cudaErrorInvalidResourceHandle);
     auto* s = reinterpret_cast<Stream*>(stream);
-    Emulator::get().unregister_stream(s);
+    Emulator::get().retire_stream(s);
     {
         std::lock_guard lock(s->gpu().mu);
-        s->gpu().blocking_streams.erase(s);
+        s->gpu().streams.erase(s);
     }
     s->close();  // finishes its work first; kept for the events recorded on it
     return cudaSuccess;

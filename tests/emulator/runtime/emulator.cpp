@@ -162,9 +162,10 @@ void Emulator::register_stream(Stream* s) {
     streams_.insert(s);
 }
 
-void Emulator::unregister_stream(Stream* s) {
+void Emulator::retire_stream(Stream* s) {
     std::lock_guard lock(mu_);
     streams_.erase(s);
+    retired_.push_back(s);
 }
 
 bool Emulator::is_stream(const void* s) {

@@ -37,7 +37,7 @@ struct EmulatedGpu {
     cudaError_t sticky = cudaSuccess;  // a faulted kernel poisons the device, as a GPU context
     std::vector<bool> peer_enabled;
     std::unique_ptr<Stream> null_stream;  // the legacy default stream
-    std::set<Stream*> blocking_streams;   // those the legacy default stream synchronises with
+    std::set<Stream*> streams;  // created ones; the blocking ones order with the legacy stream
     std::map<const void*, int> max_dynamic_shared;  // cudaFuncSetAttribute, per kernel
 
     cudaError_t sticky_error() {
@@ -78,7 +78,8 @@ public:
     std::vector<Allocation> device_allocations();
 
     void register_stream(Stream* s);
-    void unregister_stream(Stream* s);
+    // A destroyed stream stops being a handle but is kept: events recorded on it stay valid.
+    void retire_stream(Stream* s);
     bool is_stream(const void* s);
 
 private:
@@ -87,6 +88,7 @@ private:
     std::mutex mu_;
     std::map<uintptr_t, Allocation> allocations_;  // by begin
     std::set<const void*> streams_;
+    std::vector<Stream*> retired_;
 };
 
 // The calling host thread's last error (cudaGetLastError), set by a call that failed;

@@ -76,7 +76,8 @@ StreamPoint enqueue_ordered(Stream& s, std::function<void()> work, std::vector<S
     {
         std::lock_guard lock(gpu.mu);
         if (&s == gpu.null_stream.get()) {
-            for (Stream* b : gpu.blocking_streams) after.push_back(b->last());
+            for (Stream* b : gpu.streams)
+                if (b->blocking()) after.push_back(b->last());
         } else if (s.blocking() && gpu.null_stream) {
             after.push_back(gpu.null_stream->last());
         }

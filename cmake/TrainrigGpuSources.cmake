@@ -3,7 +3,7 @@
 set(_cuda ${PROJECT_SOURCE_DIR}/src/cuda)
 set(_train ${PROJECT_SOURCE_DIR}/src/train/cuda)
 set(TRAINRIG_GPU_BENCH_SOURCES
-    ${_cuda}/cuda_check.cpp ${_cuda}/kernels.cu ${_cuda}/lt_matmul.cpp
+    ${_cuda}/cuda_check.cpp ${_cuda}/nccl_comm.cpp ${_cuda}/kernels.cu ${_cuda}/lt_matmul.cpp
     ${_cuda}/bench/plugin_entry.cpp ${_cuda}/bench/gpu_inventory.cpp ${_cuda}/bench/numa_binding.cpp
     ${_cuda}/bench/copy_bench.cpp ${_cuda}/bench/hbm_bench.cpp ${_cuda}/bench/gemm_check.cpp
     ${_cuda}/bench/gemm_bench.cpp ${_cuda}/bench/nvml_sampler.cpp ${_cuda}/bench/burn_bench.cpp
@@ -11,7 +11,7 @@ set(TRAINRIG_GPU_BENCH_SOURCES
     ${_cuda}/bench/nccl_world.cpp ${_cuda}/bench/nccl_bench.cpp ${_cuda}/bench/nccl_pairs_bench.cpp
 )
 set(TRAINRIG_TRAIN_CUDA_SOURCES
-    ${_cuda}/cuda_check.cpp
+    ${_cuda}/cuda_check.cpp ${_cuda}/nccl_comm.cpp
     ${_train}/kernels/encoder.cu ${_train}/kernels/layernorm.cu
     ${_train}/kernels/gelu.cu ${_train}/kernels/bias_backward.cu
     ${_train}/kernels/crossentropy.cu ${_train}/kernels/adamw.cu

@@ -8,9 +8,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
-#include <thread>
 #include <utility>
 
+#include "core/deadline_poll.h"
 #include "core/status.h"
 #include "cuda/cuda_check.h"
 
@@ -128,28 +128,24 @@ inline Result<TimedStream> make_timed_stream() {
 // keep the process (and a GPU machine's whole check run) waiting for ever.
 inline constexpr std::chrono::seconds kGpuWaitLimit{120};
 
-// Waits for `query` to stop answering cudaErrorNotReady, polling (so the wait is bounded and a
-// hang is reported instead of waited on). The first millisecond polls without sleeping: a
-// training step waits for the GPU several times, and a sleep's wake-up (50 µs asked, often
-// 100 µs given) each time would cost a percent of a 30 ms step.
+// A CUDA query's answer as a poll (core/deadline_poll.h): cudaErrorNotReady is "not yet".
+inline PollOutcome cuda_poll(cudaError_t e, const char* what) {
+    if (e == cudaErrorNotReady) return std::nullopt;
+    if (e == cudaSuccess) return Status{};
+    return cuda_error(e, what, __FILE__, __LINE__);
+}
+
+// The bound on every wait for the GPU, naming what was waited for.
+inline PollLimit gpu_wait_limit(const char* what) {
+    return {kGpuWaitLimit, what,
+            "the GPU may be hung: see nvidia-smi and Xid lines in the kernel log"};
+}
+
+// Waits for `query` to stop answering cudaErrorNotReady, polling, so the wait is bounded and a
+// hang is reported instead of waited on.
 template <class Query>
 Status wait_gpu(Query query, const char* what) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto spin_until = start + std::chrono::milliseconds(1);
-    const auto deadline = start + kGpuWaitLimit;
-    for (;;) {
-        const cudaError_t e = query();
-        if (e == cudaSuccess) return Status{};
-        if (e != cudaErrorNotReady) return cuda_error(e, what, __FILE__, __LINE__);
-        if (std::chrono::steady_clock::now() > deadline)
-            return Status{Errc::kIo, fmt::format("the GPU did not finish {} within {} s; it may be "
-                                                 "hung",
-                                                 what, kGpuWaitLimit.count())};
-        if (std::chrono::steady_clock::now() < spin_until)
-            std::this_thread::yield();
-        else
-            std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
+    return poll_until([&] { return cuda_poll(query(), what); }, [] {}, gpu_wait_limit(what));
 }
 
 inline Status wait_stream(cudaStream_t s) {

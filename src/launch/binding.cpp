@@ -38,16 +38,10 @@ std::vector<GpuPlace> gpu_places(const Snapshot& s) {
 }
 
 Result<RankEnv> rank_from_env(const std::map<std::string, std::string>& env) {
-    for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}) {
+    return local_rank_from_env([&](const char* name) -> const char* {
         auto it = env.find(name);
-        if (it == env.end()) continue;
-        auto v = parse_i64(it->second);
-        if (!v || *v < 0 || *v > 100000)
-            return Status{Errc::kInvalidInput,
-                          fmt::format("{}={} is not a local rank", name, it->second)};
-        return RankEnv{static_cast<int>(*v), name};
-    }
-    return RankEnv{};
+        return it == env.end() ? nullptr : it->second.c_str();
+    });
 }
 
 Result<Binding> choose_binding(const std::vector<GpuPlace>& places, std::vector<int> selected,

@@ -1,6 +1,6 @@
 // Which GPU a rank drives and which CPUs and memory it is bound to: the GPU's NUMA node, from
 // the topology `doctor` reads. A rank finds its place from the launcher's environment
-// (torchrun LOCAL_RANK, Open MPI OMPI_COMM_WORLD_LOCAL_RANK, Slurm SLURM_LOCALID).
+// (core/local_rank.h: torchrun's LOCAL_RANK, the MPIs' local ranks, Slurm's SLURM_LOCALID).
 #pragma once
 
 #include <map>
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/local_rank.h"
 #include "core/status.h"
 #include "snapshot/snapshot.h"
 
@@ -23,11 +24,8 @@ struct GpuPlace {
 // NVIDIA display/3D functions in bus order, with their NUMA node and CPUs.
 std::vector<GpuPlace> gpu_places(const Snapshot& s);
 
-struct RankEnv {
-    std::optional<int> local_rank;
-    std::string from;  // the variable it came from
-};
-// LOCAL_RANK (torchrun), then OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), then SLURM_LOCALID.
+using RankEnv = LocalRank;
+// local_rank_from_env over a child's environment.
 Result<RankEnv> rank_from_env(const std::map<std::string, std::string>& env);
 
 enum class NumaMode { kAuto, kNone };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/fnv1a.h"
+#include "core/local_rank.h"
 #include "core/plugin_library.h"
 #include "train/grad_buckets.h"
 #include "train/init_weights.h"
@@ -120,13 +121,6 @@ int env_int(const char* name, int fallback) {
     char* end = nullptr;
     const long x = std::strtol(v, &end, 10);
     return *end == '\0' && x >= 0 && x < (1 << 30) ? static_cast<int>(x) : fallback;
-}
-
-// The launcher's rank on this node: torchrun, Open MPI, Slurm.
-int local_rank() {
-    for (const char* name : {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"})
-        if (int r = env_int(name, -1); r >= 0) return r;
-    return 0;
 }
 
 std::string to_hex(const unsigned char* bytes, size_t n) {
@@ -318,7 +312,12 @@ Result<std::shared_ptr<DeviceWorld>> open_device_world(Communicator& host, bool 
                           "set NCCL_COMM_ID=<rank 0 host>:<free port> for every rank, or launch "
                           "with mpirun");
     }
-    nlohmann::json config = {{"rank", rank}, {"world", world}, {"local_rank", local_rank()}};
+    // The plugin takes the GPU of the launcher's local rank (core/local_rank.h), as the NCCL
+    // benchmark does.
+    auto local = local_rank_from_process_env();
+    if (!local.ok()) return local.status();
+    nlohmann::json config = {
+        {"rank", rank}, {"world", world}, {"local_rank", local->local_rank.value_or(0)}};
     if (world > 1) {
         unsigned char id[256] = {};
         size_t size = 0;

@@ -27,52 +27,54 @@ struct RankBuffers {
     Event start, stop;
 };
 
-Status launch(const NcclWorld& w, Collective c, const bench::CollectiveCounts& n,
+Status launch(NcclWorld& w, Collective c, const bench::CollectiveCounts& n,
               const std::vector<RankBuffers>& bufs) {
     NcclGroup group;
     NCCL_TRY(group.started());
     for (size_t i = 0; i < w.local().size(); ++i) {
         const NcclRank& r = w.local()[i];
+        ncclComm_t comm = w.comm(i);
         const void* s = bufs[i].send.get();
         void* d = bufs[i].recv.get();
         switch (c) {
             case Collective::kAllReduce:
-                NCCL_TRY(ncclAllReduce(s, d, n.send_count, ncclFloat, ncclSum, r.comm, r.stream));
+                NCCL_TRY(ncclAllReduce(s, d, n.send_count, ncclFloat, ncclSum, comm, r.stream));
                 break;
             case Collective::kAllGather:
-                NCCL_TRY(ncclAllGather(s, d, n.send_count, ncclFloat, r.comm, r.stream));
+                NCCL_TRY(ncclAllGather(s, d, n.send_count, ncclFloat, comm, r.stream));
                 break;
             case Collective::kReduceScatter:
-                NCCL_TRY(
-                    ncclReduceScatter(s, d, n.recv_count, ncclFloat, ncclSum, r.comm, r.stream));
+                NCCL_TRY(ncclReduceScatter(s, d, n.recv_count, ncclFloat, ncclSum, comm, r.stream));
                 break;
             case Collective::kBroadcast:
-                NCCL_TRY(ncclBroadcast(s, d, n.send_count, ncclFloat, 0, r.comm, r.stream));
+                NCCL_TRY(ncclBroadcast(s, d, n.send_count, ncclFloat, 0, comm, r.stream));
                 break;
             case Collective::kAllToAll:
                 // nccl-tests' alltoall: a send and a receive of one block per peer, grouped.
                 for (int q = 0; q < w.size(); ++q) {
                     const size_t off = static_cast<size_t>(q) * n.block;
                     NCCL_TRY(ncclSend(static_cast<const float*>(s) + off, n.block, ncclFloat, q,
-                                      r.comm, r.stream));
-                    NCCL_TRY(ncclRecv(static_cast<float*>(d) + off, n.block, ncclFloat, q, r.comm,
+                                      comm, r.stream));
+                    NCCL_TRY(ncclRecv(static_cast<float*>(d) + off, n.block, ncclFloat, q, comm,
                                       r.stream));
                 }
                 break;
         }
     }
-    NCCL_TRY(group.end());
-    return {};
+    // Non-blocking communicators: the group is taken once the call settles (nccl_comm.h).
+    return w.settle(group.end(), "ncclGroupEnd");
 }
 
 // Seconds per operation over `iters` operations, the slowest local rank.
-Result<double> time_ops(const NcclWorld& w, Collective c, const bench::CollectiveCounts& n,
+Result<double> time_ops(NcclWorld& w, Collective c, const bench::CollectiveCounts& n,
                         const std::vector<RankBuffers>& bufs, int iters) {
     for (size_t i = 0; i < bufs.size(); ++i)
         CUDA_TRY(cudaEventRecord(bufs[i].start.get(), w.local()[i].stream));
     for (int k = 0; k < iters; ++k) TRAINRIG_TRY(launch(w, c, n, bufs));
     for (size_t i = 0; i < bufs.size(); ++i)
         CUDA_TRY(cudaEventRecord(bufs[i].stop.get(), w.local()[i].stream));
+    // The streams first, watching NCCL's errors: then the stop events have completed.
+    for (size_t i = 0; i < bufs.size(); ++i) TRAINRIG_TRY(w.wait(i));
     double worst = 0;
     for (const auto& b : bufs) {
         auto ms = elapsed_ms(b.start.get(), b.stop.get());
@@ -85,7 +87,7 @@ Result<double> time_ops(const NcclWorld& w, Collective c, const bench::Collectiv
 // Combines per-rank values over all ranks with NCCL (max of times, sum of mismatch counts),
 // so rank 0 reports the slowest rank's time and every rank's errors, in any launch mode.
 template <class T>
-Result<std::vector<T>> reduce_over_ranks(const NcclWorld& w, const std::vector<RankBuffers>& bufs,
+Result<std::vector<T>> reduce_over_ranks(NcclWorld& w, const std::vector<RankBuffers>& bufs,
                                          const std::vector<std::vector<T>>& values,
                                          ncclRedOp_t op) {
     const size_t count = values.front().size();
@@ -102,15 +104,15 @@ Result<std::vector<T>> reduce_over_ranks(const NcclWorld& w, const std::vector<R
         NCCL_TRY(group.started());
         for (size_t i = 0; i < bufs.size(); ++i)
             NCCL_TRY(ncclAllReduce(bufs[i].scratch.get(), bufs[i].scratch.get(), count, type, op,
-                                   w.local()[i].comm, w.local()[i].stream));
-        NCCL_TRY(group.end());
+                                   w.comm(i), w.local()[i].stream));
+        TRAINRIG_TRY(w.settle(group.end(), "ncclGroupEnd"));
     }
     std::vector<T> out(count);
     CUDA_TRY(cudaSetDevice(w.local()[0].gpu.index));
-    TRAINRIG_TRY(wait_stream(w.local()[0].stream));
+    TRAINRIG_TRY(w.wait(0));
     CUDA_TRY(
         cudaMemcpy(out.data(), bufs[0].scratch.get(), count * sizeof(T), cudaMemcpyDeviceToHost));
-    for (const auto& r : w.local()) TRAINRIG_TRY(wait_stream(r.stream));
+    for (size_t i = 0; i < bufs.size(); ++i) TRAINRIG_TRY(w.wait(i));
     return out;
 }
 
@@ -141,7 +143,25 @@ Result<std::vector<RankBuffers>> allocate(const NcclWorld& w, const bench::Colle
     return bufs;
 }
 
-Result<GpuRecord> measure(const BenchContext& ctx, const NcclWorld& w, Collective c, size_t size,
+// Aborts the world's communicators when a measurement leaves early: a collective may still run
+// on its buffers (a peer that never came, a wait that timed out), and freeing them under it
+// would wait for ever. Declared after the buffers, so it runs before they are freed.
+class AbortUnlessFinished {
+public:
+    explicit AbortUnlessFinished(NcclWorld& w) : w_(w) {}
+    ~AbortUnlessFinished() {
+        if (!finished_) w_.abort();
+    }
+    AbortUnlessFinished(const AbortUnlessFinished&) = delete;
+    AbortUnlessFinished& operator=(const AbortUnlessFinished&) = delete;
+    void finished() { finished_ = true; }
+
+private:
+    NcclWorld& w_;
+    bool finished_ = false;
+};
+
+Result<GpuRecord> measure(const BenchContext& ctx, NcclWorld& w, Collective c, size_t size,
                           int samples) {
     const bench::CollectiveCounts n = bench::collective_counts(c, size, sizeof(float), w.size());
     const size_t s_bytes = bench::collective_size_bytes(n, sizeof(float));
@@ -150,6 +170,7 @@ Result<GpuRecord> measure(const BenchContext& ctx, const NcclWorld& w, Collectiv
     auto bufs_r = allocate(w, n, samples);
     if (!bufs_r.ok()) return bufs_r.status();
     const std::vector<RankBuffers> bufs = std::move(bufs_r).value();
+    AbortUnlessFinished guard(w);
     for (int k = 0; k < kWarmup; ++k) TRAINRIG_TRY(launch(w, c, n, bufs));
     std::vector<std::vector<double>> times(bufs.size());
     for (int k = 0; k < samples; ++k) {
@@ -171,13 +192,14 @@ Result<GpuRecord> measure(const BenchContext& ctx, const NcclWorld& w, Collectiv
                                                  r.stream));
         unsigned long long b = 0;
         CUDA_TRY(cudaMemcpyAsync(&b, count, sizeof b, cudaMemcpyDeviceToHost, r.stream));
-        TRAINRIG_TRY(wait_stream(r.stream));
+        TRAINRIG_TRY(w.wait(i));
         bad[i][0] = b;
     }
     auto worst = reduce_over_ranks<double>(w, bufs, times, ncclMax);
     if (!worst.ok()) return worst.status();
     auto wrong = reduce_over_ranks<uint64_t>(w, bufs, bad, ncclSum);
     if (!wrong.ok()) return wrong.status();
+    guard.finished();  // every operation on these buffers has completed
 
     GpuRecord rec;
     rec.bench = "nccl";
@@ -230,7 +252,7 @@ Result<GpuRecord> measure(const BenchContext& ctx, const NcclWorld& w, Collectiv
 Status run_nccl_bench(const BenchContext& ctx, Records& out) {
     auto world = NcclWorld::create(ctx.gpus);
     if (!world.ok()) return world.status();
-    const NcclWorld& w = *world;
+    NcclWorld& w = world.value();
     const int samples = ctx.repeats_or(ctx.request.quick ? 3 : 5);
     for (const Collective c : bench::all_collectives())
         for (const size_t size : bench::collective_sizes(ctx.request.quick)) {

@@ -12,16 +12,22 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "bench/collective_math.h"
+#include "core/local_rank.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/nccl_world.h"
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
+#include "cuda/nccl_comm.h"
 #include "fleet/pair_schedule.h"
 
 #ifdef TRAINRIG_HAVE_MPI
 #include <mpi.h>
+
+#include "bench/mpi_agreement.h"
 #endif
 
 namespace trainrig::cuda {
@@ -33,10 +39,10 @@ constexpr int kPairWarmup = 5;  // nccl-tests -w, as the nccl benchmark
 constexpr bench::Collective kOp = bench::Collective::kAllReduce;
 
 struct Placement {
-    int rank = 0;        // in MPI_COMM_WORLD
-    int node = 0;        // this process's node, 0..nodes-1 in rank order
+    int rank = 0;  // in MPI_COMM_WORLD
+    int node = 0;  // this process's node, 0..nodes-1 in rank order
     int nodes = 0;
-    int local_rank = 0;  // on its node
+    int local_rank = 0;              // on its node
     std::vector<std::string> hosts;  // every node's name, on world rank 0
 };
 
@@ -77,75 +83,136 @@ Placement place() {
 // One pair's measurement as its first rank knows it; a = -1 on every other rank.
 struct PairOutcome {
     double a = -1, b = -1;
-    double busbw = 0;  // median of the samples, bytes/s
-    double bad = 0;    // output floats that differ from the expected values, all ranks
+    double busbw = 0;   // median of the samples, bytes/s
+    double bad = 0;     // output floats that differ from the expected values, all ranks
     double failed = 0;  // 1 when the measurement could not be made
 };
 
-struct NcclComm {
-    ncclComm_t comm = nullptr;
-    ~NcclComm() {
-        if (comm != nullptr) ncclCommDestroy(comm);
+// One rank's part of a pair's all-reduce, phase by phase. Each phase returns this rank's
+// outcome only; measure_pair has the ranks agree on it before the next.
+class PairRun {
+public:
+    PairRun(const GpuInfo& gpu, size_t size, int prank, int psize)
+        : gpu_(gpu),
+          prank_(prank),
+          psize_(psize),
+          n_(bench::collective_counts(kOp, size, sizeof(float), psize)),
+          bytes_(bench::collective_size_bytes(n_, sizeof(float))) {}
+
+    size_t bytes() const { return bytes_; }
+    // nccl-tests -n 20; fewer for the largest sizes, which run long enough on their own.
+    int iters() const { return bytes_ > (size_t{256} << 20) ? 5 : 20; }
+
+    Status join(const ncclUniqueId& id) {
+        CUDA_TRY(cudaSetDevice(gpu_.index));
+        return move_into(NcclComms::init(psize_, id, {{gpu_.index, prank_}}), comms_);
     }
+
+    Status allocate() {
+        TRAINRIG_TRY(move_into(make_stream(), stream_));
+        TRAINRIG_TRY(move_into(device_alloc(n_.send_count * sizeof(float)), send_));
+        TRAINRIG_TRY(move_into(device_alloc(n_.recv_count * sizeof(float)), recv_));
+        TRAINRIG_TRY(move_into(device_alloc(sizeof(unsigned long long)), counter_));
+        TRAINRIG_TRY(move_into(make_event(), start_));
+        TRAINRIG_TRY(move_into(make_event(), stop_));
+        TRAINRIG_TRY(fill_collective_input(static_cast<float*>(send_.get()), n_.send_count, prank_,
+                                           stream_.get()));
+        // NaN everywhere, so an output NCCL never wrote cannot pass.
+        CUDA_TRY(cudaMemsetAsync(recv_.get(), 0xFF, n_.recv_count * sizeof(float), stream_.get()));
+        return comms_.wait(stream_.get());
+    }
+
+    Status warm_up() {
+        for (int k = 0; k < kPairWarmup; ++k) TRAINRIG_TRY(all_reduce());
+        return comms_.wait(stream_.get());
+    }
+
+    // Seconds per operation, one value per sample.
+    Status time(int samples, std::vector<double>& times) {
+        for (int k = 0; k < samples; ++k) {
+            CUDA_TRY(cudaEventRecord(start_.get(), stream_.get()));
+            for (int i = 0; i < iters(); ++i) TRAINRIG_TRY(all_reduce());
+            CUDA_TRY(cudaEventRecord(stop_.get(), stream_.get()));
+            TRAINRIG_TRY(comms_.wait(stream_.get()));
+            auto ms = elapsed_ms(start_.get(), stop_.get());
+            if (!ms.ok()) return ms.status();
+            times.push_back(*ms / 1e3 / iters());
+        }
+        return ok_status();
+    }
+
+    // This rank's output floats that differ from the expected values.
+    Status check(double& bad) {
+        auto* count = static_cast<unsigned long long*>(counter_.get());
+        CUDA_TRY(cudaMemsetAsync(count, 0, sizeof *count, stream_.get()));
+        TRAINRIG_TRY(count_collective_mismatches(static_cast<const float*>(recv_.get()),
+                                                 n_.recv_count, kOp, psize_, prank_, n_.block,
+                                                 count, stream_.get()));
+        unsigned long long mine = 0;
+        CUDA_TRY(cudaMemcpyAsync(&mine, count, sizeof mine, cudaMemcpyDeviceToHost, stream_.get()));
+        TRAINRIG_TRY(comms_.wait(stream_.get()));
+        bad = static_cast<double>(mine);
+        return ok_status();
+    }
+
+    Status close() { return comms_.close(); }
+
+private:
+    Status all_reduce() {
+        return comms_.settle(ncclAllReduce(send_.get(), recv_.get(), n_.send_count, ncclFloat,
+                                           ncclSum, comms_[0], stream_.get()),
+                             "ncclAllReduce");
+    }
+
+    const GpuInfo& gpu_;
+    int prank_, psize_;
+    bench::CollectiveCounts n_;
+    size_t bytes_;
+    Stream stream_;
+    DeviceMemory send_, recv_, counter_;
+    Event start_, stop_;
+    // Last, so destroyed first: a communicator that was not closed is aborted, which stops its
+    // kernels, before the buffers they use are freed.
+    NcclComms comms_;
 };
 
 // The all-reduce over every rank of `pair` (the GPUs of both nodes): samples of back-to-back
-// operations, the slowest rank's time per sample, then the outputs checked.
+// operations, the slowest rank's time per sample, then the outputs checked. After every phase
+// the ranks agree whether all of them succeeded (bench/mpi_agreement.h), a rank that failed
+// included, so they abandon the pair together at the same point and none waits in a collective
+// the others skipped; every wait inside a phase is bounded (cuda/nccl_comm.h).
 Result<PairOutcome> measure_pair(MPI_Comm pair, const GpuInfo& gpu, size_t size, int samples) {
     int prank = 0, psize = 0;
     MPI_Comm_rank(pair, &prank);
     MPI_Comm_size(pair, &psize);
-    ncclUniqueId id{};
-    if (prank == 0) NCCL_TRY(ncclGetUniqueId(&id));
-    if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, pair) != MPI_SUCCESS)
-        return Status{Errc::kIo, "MPI_Bcast of a pair's NCCL unique id failed"};
-    CUDA_TRY(cudaSetDevice(gpu.index));
-    NcclComm comm;
-    NCCL_TRY(ncclCommInitRank(&comm.comm, psize, id, prank));
-    auto stream = make_stream();
-    if (!stream.ok()) return stream.status();
-    const bench::CollectiveCounts n = bench::collective_counts(kOp, size, sizeof(float), psize);
-    const size_t bytes = bench::collective_size_bytes(n, sizeof(float));
-    const int iters = bytes > (size_t{256} << 20) ? 5 : 20;
-    auto send = device_alloc(n.send_count * sizeof(float));
-    auto recv = device_alloc(n.recv_count * sizeof(float));
-    auto counter = device_alloc(sizeof(unsigned long long));
-    auto start = make_event();
-    auto stop = make_event();
-    for (const Status* st :
-         {&send.status(), &recv.status(), &counter.status(), &start.status(), &stop.status()})
-        TRAINRIG_TRY(*st);
-    cudaStream_t s = stream->get();
-    TRAINRIG_TRY(
-        fill_collective_input(static_cast<float*>(send->get()), n.send_count, prank, s));
-    CUDA_TRY(cudaMemsetAsync(recv->get(), 0xFF, n.recv_count * sizeof(float), s));
-    auto op = [&]() -> Status {
-        NCCL_TRY(ncclAllReduce(send->get(), recv->get(), n.send_count, ncclFloat, ncclSum,
-                               comm.comm, s));
-        return {};
+    auto agreed = [pair](const Status& mine, std::string_view phase) {
+        return bench::agree_over(pair, mine, phase);
     };
-    for (int k = 0; k < kPairWarmup; ++k) TRAINRIG_TRY(op());
+    ncclUniqueId id{};
+    Status made;
+    if (prank == 0)
+        if (const ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
+            made = nccl_error(r, "ncclGetUniqueId", __FILE__, __LINE__);
+    // Rank 0 sends even when it has no id: the others learn that from the agreement.
+    if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, pair) != MPI_SUCCESS && made.ok())
+        made = Status{Errc::kIo, "MPI_Bcast of a pair's NCCL unique id failed"};
+    TRAINRIG_TRY(agreed(made, "the NCCL id"));
+
+    PairRun run(gpu, size, prank, psize);
+    TRAINRIG_TRY(agreed(run.join(id), "the communicator's set-up"));
+    TRAINRIG_TRY(agreed(run.allocate(), "the allocation"));
+    TRAINRIG_TRY(agreed(run.warm_up(), "the warm-up"));
     std::vector<double> times;
-    for (int k = 0; k < samples; ++k) {
-        CUDA_TRY(cudaEventRecord(start->get(), s));
-        for (int i = 0; i < iters; ++i) TRAINRIG_TRY(op());
-        CUDA_TRY(cudaEventRecord(stop->get(), s));
-        auto ms = elapsed_ms(start->get(), stop->get());
-        if (!ms.ok()) return ms.status();
-        times.push_back(*ms / 1e3 / iters);
-    }
+    TRAINRIG_TRY(agreed(run.time(samples, times), "the timed samples"));
     MPI_Allreduce(MPI_IN_PLACE, times.data(), samples, MPI_DOUBLE, MPI_MAX, pair);
-    auto* count = static_cast<unsigned long long*>(counter->get());
-    CUDA_TRY(cudaMemsetAsync(count, 0, sizeof *count, s));
-    TRAINRIG_TRY(count_collective_mismatches(static_cast<const float*>(recv->get()),
-                                             n.recv_count, kOp, psize, prank, n.block, count, s));
-    unsigned long long mine = 0;
-    CUDA_TRY(cudaMemcpyAsync(&mine, count, sizeof mine, cudaMemcpyDeviceToHost, s));
-    TRAINRIG_TRY(wait_stream(s));
-    double bad = static_cast<double>(mine);
+    double bad = 0;
+    TRAINRIG_TRY(agreed(run.check(bad), "the output check"));
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_DOUBLE, MPI_SUM, pair);
+    TRAINRIG_TRY(agreed(run.close(), "closing the communicator"));
+
     std::vector<double> bw;
-    for (const double t : times) bw.push_back(bench::busbw(kOp, psize, static_cast<double>(bytes), t));
+    for (const double t : times)
+        bw.push_back(bench::busbw(kOp, psize, static_cast<double>(run.bytes()), t));
     std::nth_element(bw.begin(), bw.begin() + static_cast<long>(bw.size() / 2), bw.end());
     PairOutcome out;
     out.busbw = bw[bw.size() / 2];
@@ -227,8 +294,11 @@ GpuRecord pair_record(const Placement& p, const PairOutcome& o, size_t size, boo
     rec.name = "all_reduce";
     rec.unit = "bytes/s";
     rec.samples = {o.busbw};
-    rec.params = {{"op", "all_reduce"}, {"size_bytes", size}, {"dtype", "float32"},
-                  {"metric", "busbw"},  {"nodes", {p.hosts[a], p.hosts[b]}},
+    rec.params = {{"op", "all_reduce"},
+                  {"size_bytes", size},
+                  {"dtype", "float32"},
+                  {"metric", "busbw"},
+                  {"nodes", {p.hosts[a], p.hosts[b]}},
                   {"retest", retest}};
     rec.target = {{"nodes", p.hosts[a] + "+" + p.hosts[b]}};
     rec.counted = {{"slow", slow}, {"failed", o.failed != 0}};
@@ -254,11 +324,14 @@ Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out) {
         return Status{Errc::kUnsupported, "nccl-pairs needs at least 2 nodes",
                       "run it under mpirun with one process per GPU on each node "
                       "(mpirun -npernode G --hostfile hosts trainrig bench run nccl-pairs)"};
-    const GpuInfo& gpu = ctx.gpus[static_cast<size_t>(p.local_rank) % ctx.gpus.size()];
+    // The local rank from MPI's own grouping by node, mapped to a GPU by the shared rule.
+    const GpuInfo& gpu = ctx.gpus[static_cast<size_t>(
+        local_device(p.local_rank, static_cast<int>(ctx.gpus.size())))];
     const size_t size = ctx.request.quick ? size_t{64} << 20 : size_t{1} << 30;
     const int samples = ctx.repeats_or(ctx.request.quick ? 3 : 5);
     const int k = pair_sample();
-    const auto rounds = k > 0 ? fleet::sampled_rounds(p.nodes, k, 1) : fleet::all_pairs_rounds(p.nodes);
+    const auto rounds =
+        k > 0 ? fleet::sampled_rounds(p.nodes, k, 1) : fleet::all_pairs_rounds(p.nodes);
 
     std::string error;
     const auto first = run_rounds(p, rounds, gpu, size, samples, error);
@@ -268,8 +341,8 @@ Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out) {
             results.push_back({{static_cast<int>(o.a), static_cast<int>(o.b)}, o.busbw});
     const fleet::PairJudgement judged =
         p.rank == 0 ? fleet::judge_pairs(results) : fleet::PairJudgement{};
-    const auto retest = share_rounds(p, p.rank == 0 ? fleet::retest_rounds(p.nodes, judged)
-                                                    : std::vector<fleet::Round>{});
+    const auto retest = share_rounds(
+        p, p.rank == 0 ? fleet::retest_rounds(p.nodes, judged) : std::vector<fleet::Round>{});
     const auto second = run_rounds(p, retest, gpu, size, samples, error);
     if (p.rank != 0) return error.empty() ? Status{} : Status{Errc::kIo, error};
 
@@ -291,13 +364,16 @@ Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out) {
     verdict.name = "bad_nodes";
     verdict.unit = "nodes";
     nlohmann::json blamed = nlohmann::json::array(), suspects = nlohmann::json::array();
-    for (const int n : fleet::blame(judged, retests)) blamed.push_back(p.hosts[static_cast<size_t>(n)]);
+    for (const int n : fleet::blame(judged, retests))
+        blamed.push_back(p.hosts[static_cast<size_t>(n)]);
     for (const int n : judged.suspects) suspects.push_back(p.hosts[static_cast<size_t>(n)]);
     verdict.samples = {static_cast<double>(blamed.size())};
-    verdict.params = {{"nodes", p.nodes}, {"pairs", first.size()}, {"retests", second.size()},
-                      {"sampled", k}};
-    verdict.counted = {{"median_busbw", judged.median}, {"threshold_busbw", judged.threshold},
-                       {"suspects", suspects},         {"blamed", blamed}};
+    verdict.params = {
+        {"nodes", p.nodes}, {"pairs", first.size()}, {"retests", second.size()}, {"sampled", k}};
+    verdict.counted = {{"median_busbw", judged.median},
+                       {"threshold_busbw", judged.threshold},
+                       {"suspects", suspects},
+                       {"blamed", blamed}};
     verdict.verified = error.empty();
     verdict.verify_detail = error.empty() ? "every pair measured" : "a pair failed: " + error;
     out.push_back(verdict.to_json());

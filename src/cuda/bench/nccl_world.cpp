@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "core/local_rank.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_memory.h"
 
 #ifdef TRAINRIG_HAVE_MPI
 #include <mpi.h>
@@ -30,18 +32,24 @@ struct Launch {
     int rank = 0, size = 1, local_rank = 0;
 };
 
-Launch detect_launch() {
+Result<Launch> detect_launch() {
     Launch l;
     if (int r = env_int("OMPI_COMM_WORLD_RANK"), s = env_int("OMPI_COMM_WORLD_SIZE");
         r >= 0 && s > 1) {
-        l = {"mpi", r, s, std::max(env_int("OMPI_COMM_WORLD_LOCAL_RANK"), 0)};
+        l = {"mpi", r, s, 0};
     } else if (int pr = env_int("PMI_RANK"), ps = env_int("PMI_SIZE"); pr >= 0 && ps > 1) {
-        l = {"mpi", pr, ps, std::max(env_int("MPI_LOCALRANKID"), 0)};
+        l = {"mpi", pr, ps, 0};
     } else if (int tr = env_int("RANK"), ts = env_int("WORLD_SIZE"); tr >= 0 && ts > 1) {
-        l = {"torchrun", tr, ts, std::max(env_int("LOCAL_RANK"), 0)};
+        l = {"torchrun", tr, ts, 0};
     } else {
         l.launcher = "single-process";
+        return l;
     }
+    // Whichever launcher gave the rank, the node-local rank comes by the rule the trainer and
+    // `launch` follow: under srun with PMI no MPI variable says it, SLURM_LOCALID does.
+    auto local = local_rank_from_process_env();
+    if (!local.ok()) return local.status();
+    l.local_rank = local->local_rank.value_or(0);
     return l;
 }
 
@@ -92,24 +100,28 @@ Status ensure_mpi() {
 #endif
 
 Result<NcclWorld> NcclWorld::create(const std::vector<GpuInfo>& gpus) {
-    const Launch l = detect_launch();
+    auto launch = detect_launch();
+    if (!launch.ok()) return launch.status();
+    const Launch& l = *launch;
     NcclWorld w;
     w.launcher_ = l.launcher;
+    ncclUniqueId id{};
+    std::vector<NcclMember> members;
     if (l.launcher == "single-process") {
         if (gpus.size() < 2)
             return Status{Errc::kUnsupported, "nccl needs at least 2 GPUs or ranks",
                           "select several GPUs, or launch one process per GPU with mpirun or "
                           "torchrun"};
+        // ncclCommInitAll's clique, made the way that can be bounded: one id, every rank
+        // joining non-blocking in one group.
         w.size_ = static_cast<int>(gpus.size());
-        std::vector<int> devs;
-        for (const auto& g : gpus) devs.push_back(g.index);
-        std::vector<ncclComm_t> comms(gpus.size());
-        NCCL_TRY(ncclCommInitAll(comms.data(), w.size_, devs.data()));
-        for (size_t i = 0; i < gpus.size(); ++i)
-            w.local_.push_back({static_cast<int>(i), gpus[i], comms[i], nullptr});
+        NCCL_TRY(ncclGetUniqueId(&id));
+        for (size_t i = 0; i < gpus.size(); ++i) {
+            w.local_.push_back({static_cast<int>(i), gpus[i], nullptr});
+            members.push_back({gpus[i].index, static_cast<int>(i)});
+        }
     } else {
         if (gpus.empty()) return Status{Errc::kUnsupported, "no GPU selected for this rank"};
-        ncclUniqueId id{};
         if (l.launcher == "mpi") {
             auto got = mpi_unique_id(l);
             if (!got.ok()) return got.status();
@@ -122,12 +134,12 @@ Result<NcclWorld> NcclWorld::create(const std::vector<GpuInfo>& gpus) {
             NCCL_TRY(ncclGetUniqueId(&id));  // the same id on every rank with NCCL_COMM_ID
         }
         w.size_ = l.size;
-        const GpuInfo& g = gpus[static_cast<size_t>(l.local_rank) % gpus.size()];
-        CUDA_TRY(cudaSetDevice(g.index));
-        ncclComm_t comm = nullptr;
-        NCCL_TRY(ncclCommInitRank(&comm, l.size, id, l.rank));
-        w.local_.push_back({l.rank, g, comm, nullptr});
+        const GpuInfo& g =
+            gpus[static_cast<size_t>(local_device(l.local_rank, static_cast<int>(gpus.size())))];
+        w.local_.push_back({l.rank, g, nullptr});
+        members.push_back({g.index, l.rank});
     }
+    TRAINRIG_TRY(move_into(NcclComms::init(w.size_, id, members), w.comms_));
     for (auto& r : w.local_) {
         CUDA_TRY(cudaSetDevice(r.gpu.index));
         CUDA_TRY(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
@@ -136,15 +148,18 @@ Result<NcclWorld> NcclWorld::create(const std::vector<GpuInfo>& gpus) {
 }
 
 NcclWorld::NcclWorld(NcclWorld&& o) noexcept
-    : size_(o.size_), local_(std::move(o.local_)), launcher_(std::move(o.launcher_)) {
+    : size_(o.size_),
+      local_(std::move(o.local_)),
+      comms_(std::move(o.comms_)),
+      launcher_(std::move(o.launcher_)) {
     o.local_.clear();
 }
 
 NcclWorld::~NcclWorld() {
-    for (auto& r : local_) {
-        if (r.comm != nullptr) ncclCommDestroy(r.comm);
+    // Closed (or aborted when that cannot finish) before the streams NCCL's work is on go.
+    (void)comms_.close();
+    for (auto& r : local_)
         if (r.stream != nullptr) cudaStreamDestroy(r.stream);
-    }
 }
 
 }  // namespace trainrig::cuda

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/local_rank.h"
 #include "cuda/cuda_check.h"
 
 namespace trainrig::train::cuda {
@@ -22,8 +23,9 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::open(int rank, int world, int 
     int count = 0;
     CUDA_TRY(cudaGetDeviceCount(&count));
     if (count < 1) return Status(Errc::kUnsupported, "no CUDA device is visible to this process");
-    // One process per GPU: the launcher's local rank picks it (CUDA_VISIBLE_DEVICES applies).
-    w->device_ = local_rank % count;
+    // One process per GPU: the launcher's local rank picks it (CUDA_VISIBLE_DEVICES applies),
+    // by the rule the NCCL benchmark follows too.
+    w->device_ = local_device(local_rank, count);
     CUDA_TRY(cudaSetDevice(w->device_));
     auto s = make_stream();
     if (!s.ok()) return s.status();
@@ -34,18 +36,19 @@ Result<std::unique_ptr<DeviceWorld>> DeviceWorld::open(int rank, int world, int 
             return Status(Errc::kInvalidInput, fmt::format("the NCCL id has {} bytes, not {}",
                                                            nccl_id.size(), sizeof id));
         std::memcpy(&id, nccl_id.data(), sizeof id);
-        NCCL_TRY(ncclCommInitRank(&w->comm_, world, id, rank));
+        TRAINRIG_TRY(trainrig::cuda::move_into(
+            trainrig::cuda::NcclComms::init(world, id, {{w->device_, rank}}), w->comms_));
     }
     return w;
 }
 
-DeviceWorld::~DeviceWorld() {
-    if (comm_ != nullptr) ncclCommDestroy(comm_);
-}
+// Before the staging buffers are freed: a close that cannot finish aborts instead.
+DeviceWorld::~DeviceWorld() { (void)comms_.close(); }
 
-void DeviceWorld::abort() {
-    if (comm_ != nullptr) ncclCommAbort(comm_);
-    comm_ = nullptr;
+void DeviceWorld::abort() { comms_.abort(); }
+
+Status DeviceWorld::wait() {
+    return world_ > 1 ? comms_.wait(stream_.get()) : wait_stream(stream_.get());
 }
 
 Result<std::string> DeviceWorld::describe() const {
@@ -64,7 +67,7 @@ Result<std::string> DeviceWorld::describe() const {
 }
 
 Status DeviceWorld::stage(size_t bytes) {
-    if (comm_ == nullptr)
+    if (!comms_.usable())
         return Status(Errc::kIo, "the NCCL communicator was aborted after an earlier failure");
     if (bytes <= staging_bytes_) return ok_status();
     staging_.reset();
@@ -80,20 +83,16 @@ Status DeviceWorld::stage(size_t bytes) {
     return ok_status();
 }
 
-Status DeviceWorld::collective(void* data, size_t bytes,
+Status DeviceWorld::collective(void* data, size_t bytes, const char* name,
                                const std::function<ncclResult_t(void*)>& call) {
     TRAINRIG_TRY(stage(bytes));
     std::memcpy(pinned_.get(), data, bytes);
     CUDA_TRY(cudaMemcpyAsync(staging_.get(), pinned_.get(), bytes, cudaMemcpyHostToDevice,
                              stream_.get()));
-    NCCL_TRY(call(staging_.get()));
+    TRAINRIG_TRY(comms_.settle(call(staging_.get()), name));
     CUDA_TRY(cudaMemcpyAsync(pinned_.get(), staging_.get(), bytes, cudaMemcpyDeviceToHost,
                              stream_.get()));
-    Status s = wait_stream(stream_.get());
-    if (!s.ok()) {
-        abort();
-        return s;
-    }
+    TRAINRIG_TRY(comms_.wait(stream_.get()));  // aborts the communicator if it fails
     std::memcpy(data, pinned_.get(), bytes);
     return ok_status();
 }
@@ -101,15 +100,15 @@ Status DeviceWorld::collective(void* data, size_t bytes,
 Status DeviceWorld::all_reduce(void* data, size_t n, ncclDataType_t dtype) {
     if (world_ == 1 || n == 0) return ok_status();
     const size_t bytes = n * (dtype == ncclDouble ? sizeof(double) : sizeof(float));
-    return collective(data, bytes, [&](void* buf) {
-        return ncclAllReduce(buf, buf, n, dtype, ncclSum, comm_, stream_.get());
+    return collective(data, bytes, "ncclAllReduce", [&](void* buf) {
+        return ncclAllReduce(buf, buf, n, dtype, ncclSum, comm(), stream_.get());
     });
 }
 
 Status DeviceWorld::broadcast(void* data, size_t bytes, int root) {
     if (world_ == 1 || bytes == 0) return ok_status();
-    return collective(data, bytes, [&](void* buf) {
-        return ncclBroadcast(buf, buf, bytes, ncclUint8, root, comm_, stream_.get());
+    return collective(data, bytes, "ncclBroadcast", [&](void* buf) {
+        return ncclBroadcast(buf, buf, bytes, ncclUint8, root, comm(), stream_.get());
     });
 }
 

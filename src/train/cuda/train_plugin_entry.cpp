@@ -114,7 +114,9 @@ Status reduce_ready(trainrig_train_model* m, int layer) {
         for (const tt::GradRange& r : m->buckets[b].ranges)
             NCCL_TRY(ncclAllReduce(grads + r.offset, grads + r.offset, r.size, ncclFloat, ncclSum,
                                    comm, stream));
-        NCCL_TRY(group.end());
+        // Settled before the next bucket's event goes to the stream: a non-blocking
+        // communicator may still be taking this group.
+        TRAINRIG_TRY(m->w->world->settle(group.end(), "ncclGroupEnd"));
     }
     return ok_status();
 }
@@ -150,8 +152,7 @@ Status backward(trainrig_train_model* m, float scale, bool last) {
 
 Status finish_reduce(trainrig_train_model* m) {
     if (!m->reduce_pending) return ok_status();
-    Status s = tc::wait_stream(m->w->world->stream());
-    if (!s.ok()) m->w->world->abort();
+    Status s = m->w->world->wait();  // aborts the communicator on a failure
     m->reduce_pending = false;
     return s;
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "cli/shared_options.h"
@@ -214,6 +215,11 @@ private:
                        "--find-batch: steps per size, the first not timed (default 3)")
             ->check(CLI::Range(1, 100))
             ->needs(fb);
+        app.add_option("--trial-timeout", trial_timeout_s_,
+                       "--find-batch: seconds a size's trial may go without progress before it "
+                       "is killed as not finished (default 300 on a GPU, none on the CPU)")
+            ->check(CLI::Range(0.1, 86400.0))
+            ->needs(fb);
         for (const char* name :
              {"--data", "--val-data", "--steps", "--stop-at", "--batch", "--grad-accum",
               "--init-from", "--ckpt-dir", "--ckpt-every", "--keep", "--resume", "--extend",
@@ -237,22 +243,22 @@ private:
         p.mem_limit = mem_limit_;
         p.headroom = headroom_pct_ / 100;
         p.max_batch = max_batch_;
+        p.trial_timeout = std::chrono::milliseconds(static_cast<int64_t>(trial_timeout_s_ * 1e3));
         return p;
     }
 
-    // The probe runs alone (no MPI, no NCCL): one process, one device.
+    // The probe runs alone (no MPI, no NCCL): one device, opened only by child processes (the
+    // one describing it, then each size's trial), never by this one.
     int run_find_batch() {
         if (threads_ > 0) omp_set_num_threads(threads_);
         train::ProbeOptions p = probe_options();
-        train::LocalCommunicator alone;
-        train::DeviceRun device;
         if (o_.backend != "cpu") {
-            auto prepared = train::prepare_device_run(o_, alone, true);
-            if (!prepared.ok()) return print_error("train", prepared.status());
-            device = std::move(prepared).value();
-            p.make_backend = o_.make_backend;
-            p.device = o_.device;
-            p.device_free_bytes = train::device_info(*device.world).free_bytes;
+            auto device = train::describe_device_in_child(train::describe_lone_device,
+                                                          train::probe_trial_timeout(p));
+            if (!device.ok()) return print_error("train", device.status());
+            p.make_backend = train::make_lone_device_backend;
+            p.device = device->name;
+            p.device_free_bytes = device->free_bytes;
         }
         if (!no_progress_ && !json_ && (verbose_ || ::isatty(STDERR_FILENO)))
             p.on_size = [](const train::SizeTried& s) {
@@ -323,6 +329,7 @@ private:
     CLI::Option* mem_limit_opt_ = nullptr;
     double headroom_pct_ = 10;
     int max_batch_ = 1024, probe_steps_ = 3;
+    double trial_timeout_s_ = 0;
     OutputOptions output_;
 };
 

@@ -9,12 +9,14 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -158,8 +160,20 @@ void IsolatedChannel::step(std::string_view what) {
     shared->count.fetch_add(1, std::memory_order_release);
 }
 
-Result<std::string> run_isolated(const std::function<void(IsolatedChannel&)>& fn,
-                                 std::chrono::milliseconds deadline, std::string_view what) {
+void IsolatedChannel::send(const void* data, size_t size) {
+    const char* p = static_cast<const char*>(data);
+    while (size > 0) {
+        const ssize_t n = ::write(fd_, p, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;
+        p += n;
+        size -= static_cast<size_t>(n);
+    }
+}
+
+Result<IsolatedEnd> run_in_child(const std::function<void(IsolatedChannel&)>& fn,
+                                 std::chrono::milliseconds deadline,
+                                 std::chrono::milliseconds cap) {
     constexpr size_t kStepSize = sizeof(SharedStep);
     void* shared =
         mmap(nullptr, kStepSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -171,10 +185,9 @@ Result<std::string> run_isolated(const std::function<void(IsolatedChannel&)>& fn
     } unmap{shared};
 
     // The deadline is per step: each call the child begins gets the full time again, so many
-    // GPUs answering slowly but surely do not add up to a timeout. A cap of 20 deadlines bounds
-    // a child that keeps making progress forever.
+    // GPUs answering slowly but surely do not add up to a timeout.
     const auto start = Clock::now();
-    const auto cap = start + deadline * 20;
+    const auto until_cap = cap.count() > 0 ? start + cap : Clock::time_point::max();
     uint64_t seen = 0;
     auto last_progress = start;
     auto extend = [&] {
@@ -183,56 +196,69 @@ Result<std::string> run_isolated(const std::function<void(IsolatedChannel&)>& fn
             seen = now_count;
             last_progress = Clock::now();
         }
-        return std::min(cap, last_progress + deadline);
+        return deadline.count() > 0 ? std::min(until_cap, last_progress + deadline) : until_cap;
     };
-    const auto until = start + deadline;
     Pipe pipe;
     if (!pipe.open()) return errno_status(errno, "create", "a pipe");
+    const pid_t parent = getpid();
+    std::fflush(nullptr);  // nothing buffered is written twice
     pid_t pid = fork();
     if (pid < 0) return errno_status(errno, "fork", "a child process");
     if (pid == 0) {
+        // A group of its own, so a timeout kills whatever it started; and no orphan on the GPU
+        // when this process is killed outright (by a supervisor's SIGKILL).
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(5);
         close(pipe.r);
-        IsolatedChannel channel(shared);
+        IsolatedChannel channel(shared, pipe.w);
         // An exception must not unwind into the parent's code running in this copy.
         try {
             fn(channel);
         } catch (...) {
             _exit(4);
         }
-        const std::string& data = channel.out();
-        size_t off = 0;
-        while (off < data.size()) {
-            ssize_t n = write(pipe.w, data.data() + off, data.size() - off);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) _exit(3);
-            off += static_cast<size_t>(n);
-        }
+        channel.send(channel.out().data(), channel.out().size());
         _exit(0);  // no atexit handlers, no flushing of the parent's stdio buffers
     }
+    setpgid(pid, pid);  // as the child does: the kill below must find the group either way
     close(pipe.w);
     pipe.w = -1;
-    std::string output;
-    bool done = drain({{pipe.r, &output}}, until, SIZE_MAX, extend);
+    IsolatedEnd end;
+    bool done = drain({{pipe.r, &end.out}}, extend(), SIZE_MAX, extend);
     int status = 0;
     if (!done || !reap(pid, status, extend())) {
-        kill(pid, SIGKILL);
+        if (kill(-pid, SIGKILL) != 0) kill(pid, SIGKILL);
         reap(pid, status, Clock::now() + std::chrono::milliseconds(100));
-        if (CancelSignals::flag().load())
-            return Status{Errc::kIo, fmt::format("{} was stopped: interrupted", what)};
-        std::string at(progress->name);
+        end.interrupted = CancelSignals::flag().load();
+        end.timed_out = !end.interrupted;
+    } else if (WIFEXITED(status)) {
+        end.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        end.signal = WTERMSIG(status);
+    }
+    end.step = progress->name;
+    return end;
+}
+
+Result<std::string> run_isolated(const std::function<void(IsolatedChannel&)>& fn,
+                                 std::chrono::milliseconds deadline, std::string_view what) {
+    // A cap of 20 deadlines bounds a child that keeps making progress forever.
+    auto run = run_in_child(fn, deadline, deadline * 20);
+    if (!run.ok()) return run.status();
+    const IsolatedEnd& end = *run;
+    if (end.interrupted) return Status{Errc::kIo, fmt::format("{} was stopped: interrupted", what)};
+    if (end.timed_out)
         return Status{Errc::kIo,
                       fmt::format("{} did not answer within {}{}", what, format_seconds(deadline),
-                                  at.empty() ? "" : " (no return from " + at + ")")};
-    }
-    if (WIFSIGNALED(status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::string at(progress->name);
+                                  end.step.empty() ? "" : " (no return from " + end.step + ")")};
+    if (end.signal != 0 || end.exit_code != 0)
         return Status{Errc::kInternal,
                       fmt::format("{} crashed ({}){}", what,
-                                  WIFSIGNALED(status) ? strsignal(WTERMSIG(status))
-                                                      : fmt::format("exit {}", WEXITSTATUS(status)),
-                                  at.empty() ? "" : " in " + at)};
-    }
-    return output;
+                                  end.signal != 0 ? strsignal(end.signal)
+                                                  : fmt::format("exit {}", end.exit_code),
+                                  end.step.empty() ? "" : " in " + end.step)};
+    return end.out;
 }
 
 }  // namespace trainrig

@@ -41,6 +41,12 @@ Status cuda_error(cudaError_t e, const char* call, const char* file, int line) {
         no_gpu ? "run on a machine with an NVIDIA GPU and a driver new enough for CUDA 13" : ""};
 }
 
+Status failed_call(cudaError_t e, const char* call, const char* file, int line,
+                   LastErrorReader read_last) {
+    forget_failure(e, read_last);
+    return cuda_error(e, call, file, line);
+}
+
 Status cublas_error(cublasStatus_t s, const char* call, const char* file, int line) {
     return {Errc::kIo,
             fmt::format("{}: {} ({}:{})", call, cublasLtGetStatusString(s), base_name(file), line)};

@@ -43,20 +43,21 @@ private:
     T h_{};
 };
 
+// A release that fails leaves nothing for the next launch check (forget_failure).
 struct FreeDevice {
-    void operator()(void* p) const { cudaFree(p); }
+    void operator()(void* p) const { forget_failure(cudaFree(p)); }
 };
 struct FreeHost {
-    void operator()(void* p) const { cudaFreeHost(p); }
+    void operator()(void* p) const { forget_failure(cudaFreeHost(p)); }
 };
 struct FreePageable {
     void operator()(void* p) const { std::free(p); }
 };
 struct DestroyStream {
-    void operator()(cudaStream_t s) const { cudaStreamDestroy(s); }
+    void operator()(cudaStream_t s) const { forget_failure(cudaStreamDestroy(s)); }
 };
 struct DestroyEvent {
-    void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
+    void operator()(cudaEvent_t e) const { forget_failure(cudaEventDestroy(e)); }
 };
 
 using DeviceMemory = Owned<void*, FreeDevice>;
@@ -65,7 +66,8 @@ using PageableMemory = Owned<void*, FreePageable>;
 using Stream = Owned<cudaStream_t, DestroyStream>;
 using Event = Owned<cudaEvent_t, DestroyEvent>;
 
-// On the current device.
+// On the current device. Out of memory is cudaErrorMemoryAllocation, cleared from the runtime's
+// last error as it is returned (failed_call): the next size's kernels must not inherit it.
 inline Result<DeviceMemory> device_alloc(size_t bytes) {
     void* p = nullptr;
     CUDA_TRY(cudaMalloc(&p, bytes));
@@ -132,7 +134,7 @@ inline constexpr std::chrono::seconds kGpuWaitLimit{120};
 inline PollOutcome cuda_poll(cudaError_t e, const char* what) {
     if (e == cudaErrorNotReady) return std::nullopt;
     if (e == cudaSuccess) return Status{};
-    return cuda_error(e, what, __FILE__, __LINE__);
+    return failed_call(e, what, __FILE__, __LINE__);  // read, so no later call reports it
 }
 
 // The bound on every wait for the GPU, naming what was waited for.

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/cancel_signals.h"
+#include "core/child_process.h"
 #include "train/host_memory.h"
 
 namespace trainrig::train {
@@ -16,6 +17,11 @@ namespace {
 bool on_cpu(const ProbeOptions& o) { return o.backend == "cpu"; }
 
 }  // namespace
+
+std::chrono::milliseconds probe_trial_timeout(const ProbeOptions& o) {
+    if (o.trial_timeout.count() > 0 || on_cpu(o)) return o.trial_timeout;
+    return kDeviceTrialTimeout;
+}
 
 Status validate_probe(const ProbeOptions& o) {
     TRAINRIG_TRY(validate(o.trial.model));
@@ -28,6 +34,7 @@ Status validate_probe(const ProbeOptions& o) {
     if (o.max_batch < 1) return invalid_input("--max-batch must be at least 1");
     if (o.trial.steps < 1 || o.trial.steps > 100)
         return invalid_input(fmt::format("--probe-steps {} is outside 1..100", o.trial.steps));
+    if (o.trial_timeout.count() < 0) return invalid_input("--trial-timeout must not be negative");
     return ok_status();
 }
 
@@ -42,6 +49,7 @@ Result<ProbeReport> run_batch_probe(const ProbeOptions& o) {
     r.seq = o.trial.seq;
     r.steps = o.trial.steps;
     r.seed = o.trial.seed;
+    r.trial_timeout = probe_trial_timeout(o);
     r.headroom = o.headroom;
     // B·T tokens index int arrays in both backends.
     r.max_batch = std::min(o.max_batch, INT_MAX / o.trial.seq);
@@ -106,10 +114,16 @@ Result<ProbeReport> run_batch_probe(const ProbeOptions& o) {
         r.notes.push_back(fmt::format(
             "measured: the bytes the device backend allocated (peak_memory_bytes); the CUDA "
             "context is outside it and outside the free memory the search divides (plan "
-            "counts {} for context and NCCL)",
+            "counts {} for context and NCCL); each size runs in its own process, which opens "
+            "the device afresh",
             gib(r.fixed_bytes)));
+    if (r.trial_timeout.count() > 0)
+        r.notes.push_back(fmt::format(
+            "a size whose trial makes no progress for {} (building the model, one step, freeing "
+            "it) is killed and counted as \"did not finish\"; the search stops there",
+            format_seconds(r.trial_timeout)));
 
-    // Ctrl-C or SIGTERM ends the size in progress (a CPU trial's child is killed) and the
+    // Ctrl-C or SIGTERM ends the size in progress (the trial's child is killed) and the
     // search: the report keeps the sizes measured so far.
     const CancelSignals signals;
     in.on_tried = o.on_size;
@@ -118,9 +132,13 @@ Result<ProbeReport> run_batch_probe(const ProbeOptions& o) {
                                             : 0);
         if (CancelSignals::received() != 0)
             return {TrialOutcome::kError, 0, 0, "interrupted before this size"};
-        TrialResult t = o.trial_override ? o.trial_override(b)
-                        : on_cpu(o)      ? run_cpu_trial(o.trial, b, r.capacity)
-                                         : run_device_trial(o.trial, b, o.make_backend);
+        TrialResult t;
+        if (o.trial_override)
+            t = o.trial_override(b);
+        else if (on_cpu(o))
+            t = run_cpu_trial(o.trial, b, r.capacity, r.trial_timeout);
+        else
+            t = run_device_trial(o.trial, b, o.make_backend, r.trial_timeout);
         if (CancelSignals::received() != 0) return {TrialOutcome::kError, 0, 0, "interrupted"};
         return t;
     });

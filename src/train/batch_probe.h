@@ -5,6 +5,7 @@
 // micro-batch").
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -25,9 +26,13 @@ struct ProbeOptions {
     uint64_t mem_limit = 0;
     double headroom = 0.10;  // fraction of the capacity kept free
     int max_batch = 1024;
-    MakeBackend make_backend;        // device only
+    // How long a trial may go without progress before it is killed and its size counted as "did
+    // not finish". 0: the backend's default (device kDeviceTrialTimeout, CPU no limit).
+    std::chrono::milliseconds trial_timeout{0};
+    // Device only: called in each trial's child (make_lone_device_backend), never here.
+    MakeBackend make_backend;
     std::string device;              // device only: its name
-    uint64_t device_free_bytes = 0;  // device only: free memory when the device was opened
+    uint64_t device_free_bytes = 0;  // device only: free memory, as a child opening it saw it
     // Called after each size with what it did (a progress line).
     std::function<void(const SizeTried&)> on_size;
     // Test seam: replaces the real trials (null: CPU child or device trial).
@@ -41,6 +46,7 @@ struct ProbeReport {
     ModelConfig model;
     int seq = 0, steps = 0;
     uint64_t seed = 0;
+    std::chrono::milliseconds trial_timeout{0};  // as applied; 0: none
     uint64_t capacity = 0;
     std::string capacity_source;  // "--mem-limit", "MemAvailable", "free device memory", ...
     double headroom = 0;
@@ -58,14 +64,18 @@ struct ProbeReport {
 };
 
 // Checks the options before anything is opened (exit 2 territory): the model, sequence,
-// headroom, bound and steps.
+// headroom, bound, steps and trial timeout.
 Status validate_probe(const ProbeOptions& o);
 
-// Runs the probe. Fails only on bad input; a trial that fails is in the report
-// (search.answer kError), as is running out of memory.
+// The trial timeout the probe applies: o.trial_timeout, or the backend's default.
+std::chrono::milliseconds probe_trial_timeout(const ProbeOptions& o);
+
+// Runs the probe, each trial in a child process of its own (batch_trial.h). Fails only on bad
+// input; a trial that fails or does not finish is in the report (search.answer kError), as is
+// running out of memory.
 Result<ProbeReport> run_batch_probe(const ProbeOptions& o);
 
-// 0 found, 1 nothing fits, 2 a trial failed for another reason.
+// 0 found, 1 nothing fits, 2 a trial failed for another reason or did not finish.
 int probe_exit_code(const ProbeReport& r);
 
 }  // namespace trainrig::train

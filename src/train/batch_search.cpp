@@ -14,6 +14,8 @@ const char* trial_outcome_name(TrialOutcome o) {
             return "fits";
         case TrialOutcome::kOom:
             return "oom";
+        case TrialOutcome::kTimedOut:
+            return "timed_out";
         case TrialOutcome::kError:
             break;
     }
@@ -28,6 +30,8 @@ const char* size_verdict_name(SizeVerdict v) {
             return "over_headroom";
         case SizeVerdict::kOom:
             return "oom";
+        case SizeVerdict::kDidNotFinish:
+            return "did_not_finish";
         case SizeVerdict::kError:
             break;
     }
@@ -42,6 +46,8 @@ const char* size_verdict_text(SizeVerdict v) {
             return "over the headroom";
         case SizeVerdict::kOom:
             return "out of memory";
+        case SizeVerdict::kDidNotFinish:
+            return "did not finish";
         case SizeVerdict::kError:
             break;
     }
@@ -183,10 +189,16 @@ private:
                 s.why = t.detail.empty() ? "out of memory" : t.detail;
                 break;
             case TrialOutcome::kError:
-                s.verdict = SizeVerdict::kError;
+            case TrialOutcome::kTimedOut:
+                // A size that did not finish answers nothing about memory, and the device it
+                // hung may hang the next size too: the search stops as on an error.
+                s.verdict = t.outcome == TrialOutcome::kError ? SizeVerdict::kError
+                                                              : SizeVerdict::kDidNotFinish;
                 s.why = t.detail.empty() ? "the trial failed" : t.detail;
                 failed_ = true;
-                r_.error = fmt::format("batch {}: {}", b, s.why);
+                r_.error =
+                    fmt::format("batch {}: {}{}", b,
+                                t.outcome == TrialOutcome::kError ? "" : "did not finish: ", s.why);
                 break;
         }
         const bool fits = s.verdict == SizeVerdict::kFits;

@@ -20,17 +20,18 @@ namespace trainrig::train {
 
 // What one trial of a size did.
 enum class TrialOutcome {
-    kFits,  // the steps ran; peak_bytes is what they held at most
-    kOom,   // an allocation failed (or the kernel's OOM killer ended it): too large
-    kError  // anything else: the search stops with it
+    kFits,     // the steps ran; peak_bytes is what they held at most
+    kOom,      // an allocation failed (or the kernel's OOM killer ended it): too large
+    kError,    // anything else: the search stops with it
+    kTimedOut  // it did not finish in its time (a hung device) and was killed: the search stops
 };
-const char* trial_outcome_name(TrialOutcome o);  // "fits", "oom", "error"
+const char* trial_outcome_name(TrialOutcome o);  // "fits", "oom", "error", "timed_out"
 
 struct TrialResult {
     TrialOutcome outcome = TrialOutcome::kError;
     uint64_t peak_bytes = 0;  // measured; for kOom what was held when it failed, when known
     double tokens_per_s = 0;  // over the timed steps; 0 unless kFits
-    std::string detail;       // kOom / kError: what failed, in one sentence
+    std::string detail;       // kOom / kError / kTimedOut: what failed, in one sentence
 };
 
 // How a size was judged.
@@ -38,10 +39,12 @@ enum class SizeVerdict {
     kFits,          // ran, and its peak is at or below the headroom line
     kOverHeadroom,  // ran, but its peak is above the headroom line
     kOom,
-    kError
+    kError,
+    kDidNotFinish  // its trial timed out: neither fitting nor out of memory, and the search stops
 };
-const char* size_verdict_name(SizeVerdict v);  // "fits", "over_headroom", "oom", "error"
-// For people: "fits", "over the headroom", "out of memory", "failed".
+// "fits", "over_headroom", "oom", "error", "did_not_finish"
+const char* size_verdict_name(SizeVerdict v);
+// For people: "fits", "over the headroom", "out of memory", "failed", "did not finish".
 const char* size_verdict_text(SizeVerdict v);
 
 struct SizeTried {
@@ -56,7 +59,7 @@ struct SizeTried {
 enum class SearchAnswer {
     kFound,        // `chosen` is the largest size that fit with headroom
     kNothingFits,  // even one sequence does not fit
-    kError         // a trial failed for another reason; `error` says which and why
+    kError  // a trial failed for another reason or did not finish; `error` says which and why
 };
 const char* search_answer_name(SearchAnswer a);  // "found", "nothing_fits", "error"
 

@@ -163,14 +163,7 @@ Result<DeviceInfo> describe(const TrainPluginApi& api, trainrig_train_world* w) 
     if (text) api.free(text);
     if (!j.is_object())
         return Status(Errc::kInternal, "the cuda backend described its device badly");
-    DeviceInfo d;
-    d.index = j.value("index", 0);
-    d.name = j.value("name", "");
-    d.pci_bus_id = j.value("pci_bus_id", "");
-    d.compute_capability = j.value("compute_capability", "");
-    d.memory_bytes = j.value("memory_bytes", uint64_t{0});
-    d.free_bytes = j.value("free_bytes", uint64_t{0});
-    return d;
+    return device_info_from_json(j);
 }
 
 class DeviceCommunicator final : public Communicator {
@@ -345,6 +338,26 @@ Result<std::shared_ptr<DeviceWorld>> open_device_world(Communicator& host, bool 
 
 const DeviceInfo& device_info(const DeviceWorld& w) { return w.info; }
 
+nlohmann::json device_info_json(const DeviceInfo& d) {
+    return {{"index", d.index},
+            {"name", d.name},
+            {"pci_bus_id", d.pci_bus_id},
+            {"compute_capability", d.compute_capability},
+            {"memory_bytes", d.memory_bytes},
+            {"free_bytes", d.free_bytes}};
+}
+
+DeviceInfo device_info_from_json(const nlohmann::json& j) {
+    DeviceInfo d;
+    d.index = j.value("index", 0);
+    d.name = j.value("name", "");
+    d.pci_bus_id = j.value("pci_bus_id", "");
+    d.compute_capability = j.value("compute_capability", "");
+    d.memory_bytes = j.value("memory_bytes", uint64_t{0});
+    d.free_bytes = j.value("free_bytes", uint64_t{0});
+    return d;
+}
+
 bool needs_device_communicator(const DeviceWorld& w) { return w.torchrun(); }
 
 std::unique_ptr<Communicator> make_device_communicator(std::shared_ptr<DeviceWorld> w) {
@@ -369,6 +382,22 @@ Result<std::unique_ptr<Backend>> make_device_backend(std::shared_ptr<DeviceWorld
     trainrig_train_model* m = nullptr;
     TRAINRIG_TRY(check(a, a.model_open(w->handle(), request.dump().c_str(), &m)));
     return std::unique_ptr<Backend>(new DeviceBackend(std::move(w), m, config));
+}
+
+Result<std::unique_ptr<Backend>> make_lone_device_backend(const ModelConfig& config,
+                                                          const OptimizerConfig& opt, int batch,
+                                                          int seq) {
+    LocalCommunicator alone;
+    auto w = open_device_world(alone, true);
+    if (!w.ok()) return w.status();
+    return make_device_backend(std::move(w).value(), config, opt, batch, seq);
+}
+
+Result<DeviceInfo> describe_lone_device() {
+    LocalCommunicator alone;
+    auto w = open_device_world(alone, true);
+    if (!w.ok()) return w.status();
+    return device_info(**w);
 }
 
 }  // namespace trainrig::train

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/status.h"
@@ -19,6 +20,11 @@ struct DeviceInfo {
     std::string name, pci_bus_id, compute_capability;
     uint64_t memory_bytes = 0, free_bytes = 0;
 };
+
+// {"index", "name", "pci_bus_id", "compute_capability", "memory_bytes", "free_bytes"}: as the
+// plugin describes its device (train_plugin_abi.h), and as a child process tells its parent.
+nlohmann::json device_info_json(const DeviceInfo& d);
+DeviceInfo device_info_from_json(const nlohmann::json& j);
 
 class DeviceWorld;
 
@@ -38,5 +44,13 @@ Result<std::unique_ptr<Backend>> make_device_backend(std::shared_ptr<DeviceWorld
                                                      const ModelConfig& config,
                                                      const OptimizerConfig& opt, int batch,
                                                      int seq);
+
+// For a process that works alone on the device (a micro-batch trial's child, batch_trial.h): a
+// world of one rank, no NCCL, opened here. The backend holds its world; the description closes
+// it again.
+Result<std::unique_ptr<Backend>> make_lone_device_backend(const ModelConfig& config,
+                                                          const OptimizerConfig& opt, int batch,
+                                                          int seq);
+Result<DeviceInfo> describe_lone_device();
 
 }  // namespace trainrig::train

@@ -221,7 +221,15 @@ void apply_batch_probe(Stage& s, const BatchProbeOutcome& b, const StageLimits& 
     }
     s.state = StageState::kCouldNotRun;
     s.reason = why.empty() ? "the probe stopped without an answer" : why;
-    items.push_back(stage_item("the micro-batch probe stopped: " + s.reason, rerun));
+    // A size whose trial was killed for making no progress: most often a hung GPU.
+    bool size_hung = false;
+    for (const auto& size : b.doc.value("sizes", json::array()))
+        size_hung |= size.value("verdict", "") == "did_not_finish";
+    items.push_back(stage_item(
+        "the micro-batch probe stopped: " + s.reason,
+        size_hung
+            ? "look for Xid errors (`trainrig doctor --only kmsg.xid`, `dmesg`), then " + rerun
+            : rerun));
 }
 
 }  // namespace trainrig::validate

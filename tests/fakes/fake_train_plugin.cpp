@@ -7,13 +7,25 @@
 // total) memory the device reports (0 when unset), for the micro-batch search.
 // FAKE_TRAIN_PHASE_TIMES ("forward,backward,comm,optimizer" seconds) is what step_times reports
 // for every step, as a device timing its phases with events would; unset, it reports none.
+// How a device fails within one process, for the micro-batch trials:
+//   FAKE_TRAIN_STALE_OOM=1: after an out-of-memory, the next forward in the same process fails
+//     as a launch check that found the allocation's error left behind would;
+//   FAKE_TRAIN_FAULT_AT_BATCH=N: forward at batch N faults as a kernel does, and every later
+//     call of the process fails the same way (a sticky error: the context is lost);
+//   FAKE_TRAIN_HANG_AT_BATCH=N: forward at batch N never returns, as on a hung GPU; it first
+//     starts a second process that waits too, and writes "<its pid> <the second's pid>" to
+//     FAKE_TRAIN_HANG_PIDS when set, so a test can see that both were ended.
 #include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "train/backend.h"
@@ -45,6 +57,35 @@ struct trainrig_train_model {
     size_t max_tokens = 0;
     size_t logits_rows = 0;  // of the last forward; 0 once backward consumed them
 };
+
+namespace {
+
+// What this process's device has been through (FAKE_TRAIN_STALE_OOM, FAKE_TRAIN_FAULT_AT_BATCH).
+bool g_oom_left_behind = false;
+bool g_context_lost = false;
+
+const char* const kFault =
+    "cudaStreamQuery(s): an illegal memory access was encountered (device_memory.h:143)";
+
+bool env_is(const char* name, int value) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' && std::atoi(v) == value;
+}
+
+[[noreturn]] void hang() {
+    const pid_t waiter = ::fork();
+    if (waiter == 0)
+        for (;;) ::pause();
+    if (const char* path = std::getenv("FAKE_TRAIN_HANG_PIDS")) {
+        if (FILE* f = std::fopen(path, "w")) {
+            std::fprintf(f, "%d %d\n", static_cast<int>(::getpid()), static_cast<int>(waiter));
+            std::fclose(f);
+        }
+    }
+    for (;;) ::pause();
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -92,9 +133,12 @@ char* trainrig_train_model_open(trainrig_train_world*, const char* config_json,
         m->total = tt::ParamLayout(r->model).total();
         m->max_tokens = static_cast<size_t>(r->batch) * static_cast<size_t>(r->seq);
         m->bytes = tt::cpu_training_bytes(r->model, r->batch, r->seq);
+        if (g_context_lost) return Status(Errc::kIo, kFault);
         if (const char* above = std::getenv("FAKE_TRAIN_OOM_ABOVE_BATCH");
-            above && r->batch > std::atoi(above))
+            above && r->batch > std::atoi(above)) {
+            g_oom_left_behind = std::getenv("FAKE_TRAIN_STALE_OOM") != nullptr;
             return Status(Errc::kIo, "cudaMalloc(&p, bytes): out of memory (device_memory.h:71)");
+        }
         if (const char* cap = std::getenv("FAKE_TRAIN_DEVICE_MEMORY");
             cap && m->bytes > std::strtoull(cap, nullptr, 10))
             return Status(Errc::kInvalidInput,
@@ -181,6 +225,11 @@ char* trainrig_train_stage(trainrig_train_model* m, const uint32_t* inputs, cons
 char* trainrig_train_forward(trainrig_train_model* m, const uint32_t* inputs,
                              const uint32_t* targets, int batch, int seq, double* loss) {
     return tt::plugin_call([&]() -> Status {
+        if (env_is("FAKE_TRAIN_HANG_AT_BATCH", batch)) hang();
+        if (env_is("FAKE_TRAIN_FAULT_AT_BATCH", batch)) g_context_lost = true;
+        if (g_context_lost) return Status(Errc::kIo, kFault);
+        if (std::exchange(g_oom_left_behind, false))
+            return Status(Errc::kIo, "cudaGetLastError(): out of memory (gpt_cuda.cpp:161)");
         if (inputs == nullptr) {
             if (!m->staged || m->staged_B != batch || m->staged_T != seq)
                 return Status(Errc::kInternal, "forward of a batch never staged");

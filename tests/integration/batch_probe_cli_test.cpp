@@ -1,10 +1,16 @@
 // `trainrig train --find-batch` as a user runs it: the CPU probe under two memory limits (the
 // answer grows with the limit), a limit too small for anything (exit 1, an answer, no crash),
-// the device probe through the stand-in plugin, and the options it refuses.
+// the device probe through the stand-in plugin (each size in a process of its own: an
+// out-of-memory left behind, a kernel fault, a hung trial), and the options it refuses.
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "run_binary.h"
 
@@ -74,9 +80,13 @@ TEST(BatchProbeCli, ALimitTooSmallForAnythingIsAnAnswerNotACrash) {
         << text.out;
 }
 
+// The stand-in device: sizes above 3 run out of memory, 8 GiB free. The search then tries 64,
+// 32, 16, 8 and 4 (out of memory), 2 and 3 (fit).
+const std::string kFakeDevice = std::string("TRAINRIG_TRAIN_PLUGIN=") + TRAINRIG_FAKE_TRAIN_LIB +
+                                " FAKE_TRAIN_OOM_ABOVE_BATCH=3 FAKE_TRAIN_FREE_BYTES=8589934592";
+
 TEST(BatchProbeCli, TheDeviceProbeRunsThroughThePlugin) {
-    const std::string env = std::string("TRAINRIG_TRAIN_PLUGIN=") + TRAINRIG_FAKE_TRAIN_LIB +
-                            " FAKE_TRAIN_OOM_ABOVE_BATCH=3 FAKE_TRAIN_FREE_BYTES=8589934592";
+    const std::string env = kFakeDevice;
     const RunResult r = run_trainrig(kProbe + "--backend cuda --json", env);
     ASSERT_EQ(r.rc, 0) << r.err;
     const json doc = parse(r);
@@ -85,6 +95,83 @@ TEST(BatchProbeCli, TheDeviceProbeRunsThroughThePlugin) {
     EXPECT_EQ(doc["capacity_source"], "free device memory");
     EXPECT_EQ(doc["estimate"]["precision"], "bf16");
     EXPECT_EQ(doc["sizes"][0]["verdict"], "oom");
+}
+
+// The stand-in leaves each out-of-memory's error for the next forward of the same process, as a
+// runtime whose last error was not cleared would: in one process 2 and 3 would read as out of
+// memory too. Each size runs in a process of its own, so they fit.
+TEST(BatchProbeCli, EachDeviceSizeRunsInAProcessOfItsOwn) {
+    const RunResult r =
+        run_trainrig(kProbe + "--backend cuda --json", kFakeDevice + " FAKE_TRAIN_STALE_OOM=1");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const json doc = parse(r);
+    EXPECT_EQ(doc["micro_batch"], 3);
+    for (const auto& s : doc["sizes"])
+        EXPECT_EQ(s["verdict"], s["batch"].get<int>() <= 3 ? "fits" : "oom") << s;
+}
+
+// A kernel fault is an error for its size, not out of memory: the search stops there.
+TEST(BatchProbeCli, AKernelFaultIsAnErrorNotOutOfMemory) {
+    const RunResult r = run_trainrig(kProbe + "--backend cuda --json",
+                                     kFakeDevice + " FAKE_TRAIN_FAULT_AT_BATCH=2");
+    ASSERT_EQ(r.rc, 2) << r.err;
+    const json doc = parse(r);
+    EXPECT_EQ(doc["answer"], "error");
+    const json& last = doc["sizes"].back();
+    EXPECT_EQ(last["batch"], 2);
+    EXPECT_EQ(last["verdict"], "error");
+    EXPECT_NE(last["why"].get<std::string>().find("an illegal memory access"), std::string::npos)
+        << last;
+}
+
+// Whether a process is gone: absent, or a zombie once killed (only a wait remains).
+bool process_gone(int pid) {
+    if (::kill(pid, 0) != 0) return true;
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');
+    return paren == std::string::npos || line.compare(paren, 3, ") Z") == 0;
+}
+
+// A size whose trial hangs (the stand-in's forward never returns, and it has started a second
+// process) is killed with its process group at --trial-timeout, counted as "did not finish"
+// (not as out of memory, not as fitting), and the search stops there with exit 2.
+TEST(BatchProbeCli, AHungDeviceTrialIsKilledAndDidNotFinish) {
+    const std::string pids = ::testing::TempDir() + "find_batch_hang_pids";
+    std::remove(pids.c_str());
+    const auto start = std::chrono::steady_clock::now();
+    const RunResult r =
+        run_trainrig(kProbe + "--backend cuda --trial-timeout 1 --json",
+                     kFakeDevice + " FAKE_TRAIN_HANG_AT_BATCH=2 FAKE_TRAIN_HANG_PIDS=" + pids);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+    ASSERT_EQ(r.rc, 2) << r.err;
+    const json doc = parse(r);
+    EXPECT_EQ(doc["answer"], "error");
+    EXPECT_TRUE(doc["micro_batch"].is_null());
+    const json& last = doc["sizes"].back();
+    EXPECT_EQ(last["batch"], 2);
+    EXPECT_EQ(last["verdict"], "did_not_finish");
+    EXPECT_TRUE(last["peak_bytes"].is_null());
+    const std::string why = "no return from step 1 of 2 within 1 s; its processes were killed";
+    EXPECT_EQ(last["why"], why);
+    EXPECT_EQ(doc["error"], "batch 2: did not finish: " + why);
+    EXPECT_NE(r.err.find("the micro-batch search stopped at batch 2: did not finish"),
+              std::string::npos)
+        << r.err;
+    std::ifstream in(pids);
+    int trial = 0, grandchild = 0;
+    ASSERT_TRUE(in >> trial >> grandchild) << pids;
+    for (int i = 0; i < 200 && !(process_gone(trial) && process_gone(grandchild)); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_TRUE(process_gone(trial));
+    EXPECT_TRUE(process_gone(grandchild));
+    std::remove(pids.c_str());
+    // The table says it in words.
+    const RunResult text = run_trainrig(kProbe + "--backend cuda --trial-timeout 0.5",
+                                        kFakeDevice + " FAKE_TRAIN_HANG_AT_BATCH=2");
+    EXPECT_EQ(text.rc, 2);
+    EXPECT_NE(text.out.find("did not finish"), std::string::npos) << text.out;
 }
 
 TEST(BatchProbeCli, SigtermStopsTheSizeInProgressAndTheJsonSaysSo) {
@@ -116,6 +203,9 @@ TEST(BatchProbeCli, OptionsItWouldIgnoreAndBadValuesAreRefused) {
         {kProbe + "--headroom 95", "--headroom"},
         {kProbe + "--mem-limit 0", "--mem-limit must be more than 0"},
         {kProbe + "--seq 4096 --mem-limit 1G", "--seq 4096 is outside 1..1024"},
+        {kProbe + "--trial-timeout 0", "--trial-timeout"},
+        {"train --model tiny --trial-timeout 5 --data x --steps 2",
+         "--trial-timeout requires --find-batch"},
     };
     for (const auto& c : cases) {
         const RunResult r = run_trainrig(c.args);

@@ -146,6 +146,29 @@ TEST(BatchProbeStage, TheStageStateAndItemsFollowTheAnswer) {
         EXPECT_EQ(items[0].id, "stage.batch-probe");
     }
     {
+        // A size whose trial the probe killed for making no progress: the GPU may be hung.
+        json doc = probe_doc("error");
+        doc["error"] =
+            "batch 128: did not finish: no return from step 1 of 3 within 300 s; its processes "
+            "were killed";
+        doc["sizes"][1]["verdict"] = "did_not_finish";
+        std::vector<Item> items;
+        bench::BenchRun run;
+        std::string hung;
+        const Stage s = apply({StageEnd::kFinished, doc, ""}, items, run, hung);
+        EXPECT_EQ(s.state, StageState::kCouldNotRun);
+        EXPECT_TRUE(has(s.reason, "batch 128: did not finish")) << s.reason;
+        EXPECT_TRUE(hung.empty());  // the probe itself stopped; its trial's processes are gone
+        ASSERT_EQ(items.size(), 1u);
+        EXPECT_TRUE(has(items[0].action, "kmsg.xid")) << items[0].action;
+        EXPECT_EQ(run.records.size(), 2u);  // the size that ran is still measured
+        // An error of another kind points at the re-run alone.
+        items.clear();
+        apply({StageEnd::kFinished, probe_doc("error"), ""}, items, run, hung);
+        ASSERT_EQ(items.size(), 1u);
+        EXPECT_FALSE(has(items[0].action, "kmsg.xid")) << items[0].action;
+    }
+    {
         std::vector<Item> items;
         bench::BenchRun run;
         std::string hung;

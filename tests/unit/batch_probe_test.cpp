@@ -1,14 +1,20 @@
 // The micro-batch probe around its search: plan's estimate in the backend's precision, the
-// device trial and its out-of-memory classification (through the stand-in plugin), the probe's
-// capacity and report, and its two renderings.
+// device trial in its child process and its out-of-memory classification (through the stand-in
+// plugin), how the parent reads a trial's child, the probe's capacity and report, and its two
+// renderings.
 #include "train/batch_probe.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "has_text.h"
 #include "train/backend.h"
@@ -20,6 +26,8 @@
 
 namespace trainrig::train {
 namespace {
+
+using namespace std::chrono_literals;
 
 constexpr uint64_t kMebibyte = 1 << 20;
 
@@ -106,45 +114,127 @@ TEST(BatchTrial, DeviceOutOfMemoryIsRecognisedInTheCudaBackendsWords) {
     EXPECT_TRUE(has(read_source("src/cuda/device_memory.h"), "CUDA_TRY(cudaMalloc(&p, bytes));"));
 }
 
+// The device trial through the stand-in plugin, each in a child process as on a GPU. This
+// process never loads the plugin or opens the device: only the children do.
 class BatchDeviceTrial : public ::testing::Test {
 protected:
     void SetUp() override {
-        // The plugin is loaded once per process; no other test of this binary loads another.
         ::setenv("TRAINRIG_TRAIN_PLUGIN", TRAINRIG_FAKE_TRAIN_LIB, 1);
         ::setenv("FAKE_TRAIN_OOM_ABOVE_BATCH", "5", 1);
-        auto w = open_device_world(local_);
-        ASSERT_TRUE(w.ok()) << w.status().message();
-        world_ = *w;
-        make_ = [w = world_](const ModelConfig& c, const OptimizerConfig& o, int b, int t) {
-            return make_device_backend(w, c, o, b, t);
-        };
         setup_.model = preset("tiny");  // with a small vocabulary: milliseconds per step
         setup_.model.vocab = 512;
         setup_.model.padded_vocab = 512;
         setup_.seq = 16;
         setup_.steps = 2;
     }
-    void TearDown() override { ::unsetenv("FAKE_TRAIN_OOM_ABOVE_BATCH"); }
+    void TearDown() override {
+        for (const char* v :
+             {"FAKE_TRAIN_OOM_ABOVE_BATCH", "FAKE_TRAIN_STALE_OOM", "FAKE_TRAIN_FAULT_AT_BATCH",
+              "FAKE_TRAIN_HANG_AT_BATCH", "FAKE_TRAIN_HANG_PIDS", "FAKE_TRAIN_FREE_BYTES"})
+            ::unsetenv(v);
+    }
 
-    LocalCommunicator local_;
-    std::shared_ptr<DeviceWorld> world_;
-    MakeBackend make_;
+    MakeBackend make_ = make_lone_device_backend;
     TrialSetup setup_;
 };
 
 TEST_F(BatchDeviceTrial, ASizeThatFitsReportsTheBackendsBytesAndASizeThatDoesNotIsOom) {
-    const TrialResult fits = run_device_trial(setup_, 5, make_);
+    const TrialResult fits = run_device_trial(setup_, 5, make_, 10s);
     ASSERT_EQ(fits.outcome, TrialOutcome::kFits) << fits.detail;
     EXPECT_EQ(fits.peak_bytes, cpu_training_bytes(setup_.model, 5, 16));  // what the fake holds
     EXPECT_GT(fits.tokens_per_s, 0);
-    const TrialResult oom = run_device_trial(setup_, 6, make_);
+    const TrialResult oom = run_device_trial(setup_, 6, make_, 10s);
     EXPECT_EQ(oom.outcome, TrialOutcome::kOom);
     EXPECT_TRUE(has(oom.detail, "cudaMalloc(&p, bytes): out of memory")) << oom.detail;
     // Another failure of the device stops the search: a sequence beyond the model's context.
     TrialSetup bad = setup_;
     bad.seq = 2048;
-    const TrialResult err = run_device_trial(bad, 1, make_);
+    const TrialResult err = run_device_trial(bad, 1, make_, 10s);
     EXPECT_EQ(err.outcome, TrialOutcome::kError);
+}
+
+// A runtime that leaves a failed allocation's error for the next launch check (the fake's
+// FAKE_TRAIN_STALE_OOM) makes a size that fits look out of memory in the process that ran out
+// before; each trial in a process of its own never inherits it.
+TEST_F(BatchDeviceTrial, AnOutOfMemoryLeavesNothingForTheNextSize) {
+    ::setenv("FAKE_TRAIN_STALE_OOM", "1", 1);
+    // In one process the second size fails: what the trials must not share.
+    const IsolatedEnd shared = *run_in_child(
+        [&](IsolatedChannel& ch) {
+            EXPECT_FALSE(make_(setup_.model, setup_.opt, 6, setup_.seq).ok());
+            auto backend = make_(setup_.model, setup_.opt, 5, setup_.seq);
+            if (!backend.ok()) return;
+            ch.out() = run_trial_steps(**backend, setup_, 5).status().message();
+        },
+        10s, 0s);
+    EXPECT_EQ(shared.out, "cudaGetLastError(): out of memory (gpt_cuda.cpp:161)");
+    // Trial by trial, each in its own process: the size that fits fits.
+    EXPECT_EQ(run_device_trial(setup_, 6, make_, 10s).outcome, TrialOutcome::kOom);
+    const TrialResult next = run_device_trial(setup_, 5, make_, 10s);
+    EXPECT_EQ(next.outcome, TrialOutcome::kFits) << next.detail;
+}
+
+// A kernel fault is sticky: the size that faulted is an error (not out of memory), and the
+// next size, in a new process, starts on a clean device.
+TEST_F(BatchDeviceTrial, AKernelFaultIsAnErrorForItsSizeOnly) {
+    ::setenv("FAKE_TRAIN_FAULT_AT_BATCH", "3", 1);
+    const TrialResult fault = run_device_trial(setup_, 3, make_, 10s);
+    EXPECT_EQ(fault.outcome, TrialOutcome::kError);
+    EXPECT_TRUE(has(fault.detail, "an illegal memory access was encountered")) << fault.detail;
+    const TrialResult next = run_device_trial(setup_, 2, make_, 10s);
+    EXPECT_EQ(next.outcome, TrialOutcome::kFits) << next.detail;
+}
+
+// Whether a process is gone (a zombie is, once killed: only its parent's wait remains).
+bool process_gone(int pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;
+    const size_t paren = line.rfind(')');
+    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
+}
+
+TEST_F(BatchDeviceTrial, AHungTrialIsKilledWithItsGroupAndDidNotFinish) {
+    const std::string pids = ::testing::TempDir() + "batch_trial_hang_pids";
+    std::remove(pids.c_str());
+    ::setenv("FAKE_TRAIN_HANG_AT_BATCH", "4", 1);
+    ::setenv("FAKE_TRAIN_HANG_PIDS", pids.c_str(), 1);
+    const auto start = std::chrono::steady_clock::now();
+    const TrialResult hung = run_device_trial(setup_, 4, make_, 500ms);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+    EXPECT_EQ(hung.outcome, TrialOutcome::kTimedOut);
+    EXPECT_EQ(hung.detail, "no return from step 1 of 2 within 0.5 s; its processes were killed");
+    // The trial's process and the grandchild it started are both gone.
+    std::ifstream in(pids);
+    int trial = 0, grandchild = 0;
+    ASSERT_TRUE(in >> trial >> grandchild) << pids;
+    for (int i = 0; i < 200 && !(process_gone(trial) && process_gone(grandchild)); ++i)
+        std::this_thread::sleep_for(10ms);
+    EXPECT_TRUE(process_gone(trial));
+    EXPECT_TRUE(process_gone(grandchild));
+    std::remove(pids.c_str());
+}
+
+TEST_F(BatchDeviceTrial, TheDeviceIsDescribedFromAChild) {
+    ::setenv("FAKE_TRAIN_FREE_BYTES", "8589934592", 1);
+    const auto d = describe_device_in_child(describe_lone_device, 10s);
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_EQ(d->name, "trainrig fake device");
+    EXPECT_EQ(d->free_bytes, 8589934592u);
+    // A failure comes back whole; a device that does not answer is cut at the timeout.
+    const auto refused = describe_device_in_child(
+        [] { return Result<DeviceInfo>(Status(Errc::kUnsupported, "no GPU", "use a GPU")); }, 10s);
+    EXPECT_EQ(refused.status().code(), Errc::kUnsupported);
+    EXPECT_EQ(refused.status().message(), "no GPU");
+    EXPECT_EQ(refused.status().next_step(), "use a GPU");
+    const auto stuck = describe_device_in_child(
+        []() -> Result<DeviceInfo> {
+            std::this_thread::sleep_for(60s);
+            return DeviceInfo{};
+        },
+        300ms);
+    EXPECT_EQ(stuck.status().message(),
+              "the device did not answer within 0.3 s (no return from opening the device)");
 }
 
 TEST_F(BatchDeviceTrial, TheProbeFindsTheLargestSizeTheDeviceTakes) {
@@ -153,6 +243,7 @@ TEST_F(BatchDeviceTrial, TheProbeFindsTheLargestSizeTheDeviceTakes) {
     p.backend = "cuda";
     p.make_backend = make_;
     p.device = "trainrig fake device";
+    p.trial_timeout = 10s;
     p.device_free_bytes = 64ull << 30;
     p.max_batch = 64;
     const auto r = run_batch_probe(p);
@@ -163,6 +254,9 @@ TEST_F(BatchDeviceTrial, TheProbeFindsTheLargestSizeTheDeviceTakes) {
     EXPECT_EQ(r->search.tried[0].verdict, SizeVerdict::kOom);
     EXPECT_EQ(r->capacity_source, "free device memory");
     EXPECT_EQ(probe_exit_code(*r), 0);
+    bool said = false;  // the timeout the trials ran under
+    for (const auto& n : r->notes) said |= has(n, "makes no progress for 10 s");
+    EXPECT_TRUE(said);
     const auto doc = probe_json(*r);
     EXPECT_EQ(doc["backend"], "cuda");
     EXPECT_EQ(doc["estimate"]["precision"], "bf16");
@@ -173,6 +267,56 @@ TEST_F(BatchDeviceTrial, TheProbeFindsTheLargestSizeTheDeviceTakes) {
     ASSERT_TRUE(capped.ok());
     EXPECT_EQ(capped->capacity_source, "--mem-limit");
     EXPECT_EQ(capped->search.chosen, 3);
+}
+
+// How the parent reads a trial's child, whichever backend: a timeout is "did not finish"
+// whatever was sent, a report is the answer, and without one only the CPU's data limit makes a
+// SIGKILL an out-of-memory.
+TEST(BatchTrialJudge, EachEndingOfTheChildReads) {
+    const TrialLimits device{300s, 0}, cpu{0ms, 64 << 20};
+    IsolatedEnd end;
+    end.step = "step 2 of 3";
+    end.timed_out = true;
+    const TrialResult fits{TrialOutcome::kFits, 5 * kMebibyte, 1000, ""};
+    for (const auto& reported : {std::optional<TrialResult>(), std::optional<TrialResult>(fits)}) {
+        const TrialResult t = judge_trial(reported, end, device);
+        EXPECT_EQ(t.outcome, TrialOutcome::kTimedOut);
+        EXPECT_EQ(t.detail, "no return from step 2 of 3 within 300 s; its processes were killed");
+        EXPECT_EQ(t.peak_bytes, 0u);
+    }
+    end.timed_out = false;
+    end.interrupted = true;
+    EXPECT_EQ(judge_trial(fits, end, device).outcome, TrialOutcome::kError);
+    EXPECT_EQ(judge_trial(fits, end, device).detail, "interrupted");
+
+    end = IsolatedEnd{};
+    end.exit_code = 0;
+    const TrialResult ran = judge_trial(fits, end, device);
+    EXPECT_EQ(ran.outcome, TrialOutcome::kFits);
+    EXPECT_EQ(ran.peak_bytes, 5 * kMebibyte);
+    // The device's out-of-memory keeps the backend's words; the CPU's says what the limit was.
+    const TrialResult oom{TrialOutcome::kOom, 3 * kMebibyte, 0, "cudaMalloc(...): out of memory"};
+    EXPECT_EQ(judge_trial(oom, end, device).detail, "cudaMalloc(...): out of memory");
+    EXPECT_EQ(judge_trial(oom, end, cpu).outcome, TrialOutcome::kOom);
+    EXPECT_EQ(judge_trial(oom, end, cpu).detail,
+              "an allocation failed with 3.0 MiB held, 64.0 MiB allowed (RLIMIT_DATA)");
+    const TrialResult fault{TrialOutcome::kError, 0, 0, "an illegal memory access"};
+    EXPECT_EQ(judge_trial(fault, end, device).outcome, TrialOutcome::kError);
+
+    // No report: the kernel's OOM killer on the CPU; on a device a signal is an error.
+    end.exit_code = -1;
+    end.signal = SIGKILL;
+    end.step = "step 1 of 3";
+    EXPECT_EQ(judge_trial(std::nullopt, end, cpu).outcome, TrialOutcome::kOom);
+    const TrialResult killed = judge_trial(std::nullopt, end, device);
+    EXPECT_EQ(killed.outcome, TrialOutcome::kError);
+    EXPECT_EQ(killed.detail, "the trial's process ended by SIGKILL in step 1 of 3");
+    end.signal = SIGSEGV;
+    EXPECT_EQ(judge_trial(std::nullopt, end, cpu).outcome, TrialOutcome::kError);
+    end.signal = 0;
+    end.exit_code = 4;
+    EXPECT_EQ(judge_trial(std::nullopt, end, device).detail,
+              "the trial's process exited 4 without a report in step 1 of 3");
 }
 
 // A trial that answers from a table: what run_batch_probe does around the search.
@@ -212,6 +356,20 @@ TEST(BatchProbe, OnTheCpuTheLimitIsMemAvailableUnlessGiven) {
     bool said = false;
     for (const auto& n : r->notes) said |= has(n, "is more than the 8.00 GiB available");
     EXPECT_TRUE(said);
+}
+
+// A device trial is cut at 300 s without progress unless told otherwise; a CPU trial only when
+// told: a CPU step of a large model may take that long.
+TEST(BatchProbe, TheTrialTimeoutDefaultsByBackend) {
+    ProbeOptions p;
+    EXPECT_EQ(probe_trial_timeout(p), 0ms);
+    p.backend = "cuda";
+    EXPECT_EQ(probe_trial_timeout(p), kDeviceTrialTimeout);
+    EXPECT_EQ(kDeviceTrialTimeout, 300s);
+    p.trial_timeout = 2500ms;
+    EXPECT_EQ(probe_trial_timeout(p), 2500ms);
+    p.backend = "cpu";
+    EXPECT_EQ(probe_trial_timeout(p), 2500ms);
 }
 
 TEST(BatchProbe, BadInputIsRefusedBeforeAnyTrial) {

@@ -24,6 +24,7 @@ struct SimulatedMemory {
     uint64_t physical = 1000 * kMiB;
     std::set<int> fail_anyway;  // sizes that run out of memory whatever their size says
     std::set<int> error_at;     // sizes whose trial fails for another reason
+    std::set<int> hang_at;      // sizes whose trial does not finish
     std::vector<int> calls;
 
     uint64_t model(int b) const { return fixed + per_sequence * static_cast<uint64_t>(b); }
@@ -36,6 +37,7 @@ struct SimulatedMemory {
     TrialResult operator()(int b) {
         calls.push_back(b);
         if (error_at.count(b)) return {TrialOutcome::kError, 0, 0, "the device was lost"};
+        if (hang_at.count(b)) return {TrialOutcome::kTimedOut, 0, 0, "no return from step 1"};
         if (measured(b) > physical || fail_anyway.count(b))
             return {TrialOutcome::kOom, 0, 0, "an allocation failed"};
         return {TrialOutcome::kFits, measured(b), 1000.0 * b, ""};
@@ -244,16 +246,24 @@ TEST(BatchSearch, APeakExactlyOnTheHeadroomLineFits) {
     EXPECT_EQ(r.chosen, 79);
 }
 
-TEST(BatchSearch, AnErrorStopsTheSearchAndNamesTheSize) {
-    SimulatedMemory m;
-    m.error_at = {81};
-    const SearchInput in = input(m, 1.0);
-    const SearchResult r = run(m, in);
-    EXPECT_EQ(r.answer, SearchAnswer::kError);
-    EXPECT_EQ(r.chosen, 0);
-    EXPECT_EQ(sizes(r), (std::vector<int>{80, 81}));
-    EXPECT_EQ(r.tried.back().verdict, SizeVerdict::kError);
-    EXPECT_EQ(r.error, "batch 81: the device was lost");
+// An error stops the search and names the size. So does a size that did not finish (a hung
+// device may hang the next size too), recorded as such: neither fitting nor out of memory.
+TEST(BatchSearch, AnErrorOrASizeThatDidNotFinishStopsTheSearchAndNamesTheSize) {
+    for (const bool hang : {false, true}) {
+        SimulatedMemory m;
+        (hang ? m.hang_at : m.error_at) = {81};
+        const SearchInput in = input(m, 1.0);
+        const SearchResult r = run(m, in);
+        EXPECT_EQ(r.answer, SearchAnswer::kError);
+        EXPECT_EQ(r.chosen, 0);
+        EXPECT_EQ(sizes(r), (std::vector<int>{80, 81}));
+        EXPECT_EQ(r.tried.back().verdict, hang ? SizeVerdict::kDidNotFinish : SizeVerdict::kError);
+        EXPECT_EQ(r.error, hang ? "batch 81: did not finish: no return from step 1"
+                                : "batch 81: the device was lost");
+    }
+    EXPECT_STREQ(size_verdict_name(SizeVerdict::kDidNotFinish), "did_not_finish");
+    EXPECT_STREQ(size_verdict_text(SizeVerdict::kDidNotFinish), "did not finish");
+    EXPECT_STREQ(trial_outcome_name(TrialOutcome::kTimedOut), "timed_out");
 }
 
 TEST(BatchSearch, AMemoryModelThePlanDoesNotKnowCostsThreeGuessesThenBisects) {

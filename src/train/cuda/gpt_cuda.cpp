@@ -31,6 +31,7 @@ Status configure_kernels(const ModelConfig& c) {
         c.arch == Arch::kLlama ? rmsnorm_configure(c.channels) : layernorm_configure(c.channels);
     for (const KernelSetupError& e : {attention_configure(c.head_dim()), norm}) {
         if (e.error == cudaSuccess) continue;
+        trainrig::cuda::forget_failure(e.error);
         return Status(Errc::kUnsupported,
                       fmt::format("the GPU refused {} KiB of shared memory per block for {} "
                                   "(head size {}, dim {}): {}",

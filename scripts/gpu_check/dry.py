@@ -1,7 +1,8 @@
 """The dry mode of scripts/gpu-check.sh: every step's action is replaced by a stand-in process
 that goes through the same runner (process group, timeout, stop, archive, summary), so the
-control flow runs on a machine without a GPU in seconds. What a stand-in does is set per step
-by TRAINRIG_GPU_CHECK_DRY, e.g. "train-test=hang,bench-gemm=fail":
+control flow runs on a machine without a GPU in seconds: the real plan's order, caps and
+deadline, every duration times TRAINRIG_GPU_CHECK_DRY_SCALE. What a stand-in does is set per
+step by TRAINRIG_GPU_CHECK_DRY, e.g. "train-test=hang,bench-gemm=fail":
   ok    (default) works for 2 % of the step's cap, writes the step's output files, exits 0
   fail  the same, then exits 1
   hang  ignores SIGTERM and never ends: the runner must stop it with SIGKILL"""

@@ -14,7 +14,6 @@ import datetime
 import os
 import platform
 import shutil
-import signal
 import sys
 import tempfile
 
@@ -79,12 +78,7 @@ def main(argv):
               outputs=[f for s in plan for f in s.primary])
     ctx = Context(ROOT, args.bundle, dry=dry_plan)
 
-    def on_signal(signum, _frame):
-        run.interrupted(signum)
-        shutil.rmtree(work, ignore_errors=True)
-        sys.exit(128 + signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    run.stop_on_signals(cleanup=lambda: shutil.rmtree(work, ignore_errors=True))
     print(f"gpu-check ({meta['mode']}): {len(plan)} steps under a {args.deadline:g} s deadline: "
           + ", ".join(s.name for s in plan), flush=True)
 

@@ -2,6 +2,7 @@
 a step that runs out is not run, the result set within what comes back from the GPU machine),
 the real pre-flight refusing a machine without a bundle or a driver, and the pure readings of
 scripts/gpu_check/compare.py."""
+import glob
 import json
 import math
 import os
@@ -48,6 +49,38 @@ def run(*args, dry="", scale="0.02", deadline=None, timeout=60):
 
 def by_name(summary):
     return {s["name"]: s for s in summary["steps"]}
+
+
+def stand_in_group(summary_path, step, wait=30):
+    """The process group of `step`'s dry stand-in once it has started: the runner's work folder
+    is in the summary, and the stand-in leaves its pid there (dry.py)."""
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        try:
+            with open(summary_path) as f:
+                work = json.load(f)["work_dir"]
+            for path in glob.glob(os.path.join(work, f"*-{step}", "stand-in.pid")):
+                with open(path) as f:
+                    return os.getpgid(int(f.read()))
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"the stand-in of {step} did not start")
+
+
+def group_members(pgid):
+    """Live processes of a process group (zombies, already dead, are not counted)."""
+    members = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            members.append(int(stat.split("/")[2]))
+    return members
 
 
 class ResultSet(unittest.TestCase):
@@ -194,7 +227,7 @@ class ResultSet(unittest.TestCase):
                         break
             except (OSError, ValueError):
                 pass
-        time.sleep(0.3)
+        group = stand_in_group(summary_path, "bench-train")
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=30)
         self.assertEqual(p.returncode, 128 + signal.SIGTERM)
@@ -206,10 +239,31 @@ class ResultSet(unittest.TestCase):
         self.assertIn("train-tests.json", os.listdir(out))
         with tarfile.open(os.path.join(out, "details.tar")) as tar:
             self.assertTrue(any(n.startswith("03-train-test/") for n in tar.getnames()))
-        # The stand-in (it ignores SIGTERM) was killed with its group.
+        # The stand-in (it ignores SIGTERM) was killed with its group before the runner exited.
+        self.assertEqual(group_members(group), [])
         ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
         self.assertNotIn(summary["work_dir"], ps)
         self.check_result_set(out)
+
+    def test_a_runner_killed_outright_takes_its_step_with_it(self):
+        # SIGKILL runs no handler (a device tool's timeout sends it): the watcher in the step's
+        # group sees the runner gone and stops the group, sleeping stand-in included.
+        out = tempfile.mkdtemp(prefix="gpu-check-test-")
+        env = dict(os.environ, OUT=out, TRAINRIG_GPU_CHECK_DRY="train-test=hang",
+                   TRAINRIG_GPU_CHECK_DRY_SCALE="0.05")
+        p = subprocess.Popen([SCRIPT, "--dry-run"], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        group = stand_in_group(os.path.join(out, "summary.json"), "train-test")
+        self.assertTrue(group_members(group), "the hung stand-in runs")
+        p.kill()
+        p.wait(timeout=10)
+        for _ in range(100):
+            if not group_members(group):
+                break
+            time.sleep(0.1)
+        self.assertEqual(group_members(group), [], "the step's processes outlived the runner")
+        with open(os.path.join(out, "summary.json")) as f:
+            shutil.rmtree(json.load(f)["work_dir"], ignore_errors=True)
 
     def test_a_bad_dry_spec_is_one_clear_error(self):
         p, _, _, _ = run("--dry-run", dry="train-test=explode")
@@ -283,7 +337,6 @@ class Readings(unittest.TestCase):
         self.assertEqual(check["gpus"][0]["agree"], {"max_width": True, "max_speed": True, "bar1": True})
         text = "    BAR1 Memory Usage\n        Total                             : 262144 MiB\n"
         self.assertEqual(compare.bar1_total_mib(text), 262144)
-
 
 
 def write_checkpoint(folder, model, tensors):

@@ -1,7 +1,8 @@
 """Pure readings of what the GPU steps wrote: the key numbers for the summary, the training logs
-of one run on two backends side by side, and the two side-by-side comparisons with PyTorch. No
-I/O here beyond the documents handed in, so tests/scripts/gpu_check_test.py checks each on small
-documents."""
+of one run on two backends side by side and their first updates tensor by tensor, and the two
+side-by-side comparisons with PyTorch. No I/O here beyond the documents handed in, so
+tests/scripts/gpu_check_test.py checks each on small documents."""
+import math
 import re
 import statistics
 
@@ -60,6 +61,47 @@ def train_curves(reference, device, limits):
                                        f"{ref.get(key)}, relative error {err:.3g} over {limit}")
             worst = max(worst, err / limit) if worst is not None and err == err else None
         out["worst"][key] = worst
+    return out
+
+
+def k_bias_positions(model, elements):
+    """Which elements of qkv_b are K biases: each layer's row is [q: C | k: KVH·hd | v: KVH·hd]
+    (checkpoint "model" fields; KVH = heads for GPT-2). Their gradient is rounding residue in
+    exact arithmetic without RoPE and close to it in RoPE's slow dimensions, and Adam's first
+    step turns residue into a full ±lr step in a direction nothing determines."""
+    c, heads = model.get("channels", 0), model.get("heads", 0)
+    if not c or not heads:
+        return set()
+    kv = model.get("kv_heads") or heads
+    width = c + 2 * kv * (c // heads)
+    return {i for i in range(elements) if c <= i % width < c + kv * (c // heads)}
+
+
+def update_errors(initial, reference, device, limit, model=None):
+    """Per parameter tensor ({name: sequence of floats}), how far the device's update p − p₀
+    is from the reference's: ‖p_dev − p_ref‖ / ‖p_ref − p₀‖ (the relative L2 error of the
+    updates, as tests/support/backend_match.h measures them), the worst error over `limit`
+    (below 1 passes) and a sentence per tensor over it. NaN never passes. Empty tensors are no
+    model part; qkv_b's K biases are left out (k_bias_positions)."""
+    out = {"limit": limit, "errors": {}, "worst": 0.0, "problems": []}
+    for name, p0 in initial.items():
+        if not len(p0):
+            continue
+        ref, dev = reference.get(name), device.get(name)
+        if ref is None or dev is None or not len(ref) == len(dev) == len(p0):
+            out["problems"].append(f"{name}: missing or of another size in a checkpoint")
+            continue
+        if name == "qkv_b" and model:
+            skip = k_bias_positions(model, len(p0))
+            p0, ref, dev = ([x for i, x in enumerate(v) if i not in skip] for v in (p0, ref, dev))
+            name = "qkv_b (q, v)"
+        moved = math.dist(ref, p0)
+        err = math.dist(dev, ref) / moved if moved > 0 else math.dist(dev, ref)
+        out["errors"][name] = err
+        if not err <= limit:
+            out["problems"].append(f"the update of {name} after step 1 is {err:.3g} off the "
+                                   f"reference's (relative L2), over {limit:.3g}")
+        out["worst"] = max(out["worst"], err / limit) if err == err else float("inf")
     return out
 
 

@@ -7,11 +7,17 @@ deadline less the kill grace and the finishing reserve). A step that runs out is
 cannot get its minimum is not started. After each step the summary is rewritten (temp file,
 rename) and the step's log and secondary files are appended to the archive, so a run killed
 from outside still returns what it measured. docs/gpu-check.md has the file set and statuses.
+
+A step's process group never outlives the runner: SIGTERM, SIGINT or SIGHUP to the runner stop
+it before the runner exits, and a runner that dies without running a handler (SIGKILL, as a
+device tool's timeout sends) is noticed by a watcher in the step's group, which then stops the
+group the same way. A step left running would hold the GPU for whatever runs next.
 """
 import json
 import os
 import signal
 import subprocess
+import sys
 import tarfile
 import time
 
@@ -20,6 +26,27 @@ ARCHIVE_LIMIT = 15 * (1 << 20)
 LOG_LIMIT = 2 * (1 << 20)  # a step's log beyond this keeps its first and last MiB
 
 PASSED, FAILED, SKIPPED, NOT_RUN = "passed", "failed", "skipped", "not_run"
+
+# Runs "$@" (after $1, the kill grace) in the step's process group beside a watcher of the
+# runner: stdin is the read end of a pipe whose only write end the runner holds, so the read
+# ends when the runner is gone, however it ended; then the whole group gets SIGTERM and, after
+# the grace, SIGKILL. The command gets /dev/null as stdin and SIGTERM's default action (started
+# in the background, it ignores SIGINT, which the runner never sends); the guard outlives a
+# SIGTERM to the group until the command has exited, so the runner still waits for the command.
+GUARD = r'''
+grace=$1; shift
+exec 3<&0 </dev/null
+( read -r _ <&3; trap '' TERM; kill -TERM 0; sleep "$grace"; kill -KILL 0 ) &
+watcher=$!
+exec 3<&-
+trap : TERM
+"$@" &
+child=$!
+while wait "$child"; rc=$?; [ "$rc" -gt 128 ] && kill -0 "$child" 2>/dev/null; do :; done
+kill "$watcher" 2>/dev/null
+exit "$rc"
+'''
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
 class Outcome:
@@ -57,6 +84,8 @@ class Run:
         self.current = None  # (record, process) of the step in flight
         self.step_deadline = None
         self.archived_bytes = 0
+        # Every step's watcher reads `alive_r` until this process is gone (GUARD).
+        self.alive_r, self.alive_w = os.pipe()
         os.makedirs(out, exist_ok=True)
         os.makedirs(work, exist_ok=True)
         self.archive = os.path.join(out, "details.tar")
@@ -119,14 +148,15 @@ class Run:
         return record
 
     def run_command(self, argv, log, env=None, cwd=None):
-        """Runs argv in its own process group with the step's time left, output to `log`.
-        Returns the exit code; raises StepTimeout when the step's time runs out."""
+        """Runs argv in its own process group (under GUARD) with the step's time left, output to
+        `log`. Returns the exit code; raises StepTimeout when the step's time runs out."""
         deadline = self.step_deadline
         with open(log, "ab") as f:
             f.write(("$ " + " ".join(str(a) for a in argv) + "\n").encode())
             f.flush()
-            proc = subprocess.Popen([str(a) for a in argv], stdout=f, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env=env, cwd=cwd,
+            guarded = ["/bin/sh", "-c", GUARD, "gpu-check-step", f"{self.kill_grace:.3f}", *argv]
+            proc = subprocess.Popen([str(a) for a in guarded], stdout=f, stderr=subprocess.STDOUT,
+                                    stdin=self.alive_r, env=env, cwd=cwd,
                                     start_new_session=True)
             self.current = (self.current[0] if self.current else None, proc)
             try:
@@ -180,6 +210,17 @@ class Run:
                 self.archived_bytes += size + 1024
         if left_out:
             record["left_out_of_archive"] = left_out
+
+    def stop_on_signals(self, cleanup=None):
+        """SIGTERM, SIGINT and SIGHUP stop the step in flight with its process group, record it
+        as not run, write the summary, run `cleanup` and exit 128 + the signal."""
+        def handler(signum, _frame):
+            self.interrupted(signum)
+            if cleanup:
+                cleanup()
+            sys.exit(128 + signum)
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, handler)
 
     def interrupted(self, signum):
         """The runner itself is being stopped: the step in flight is recorded as not run."""

@@ -1,10 +1,12 @@
 """The steps of scripts/gpu-check.sh, in the order a short GPU window should spend its time:
-what has never run on a GPU first (sanitizers on the attention kernels, the CUDA trainer
-against the CPU reference, the trainer's GPT-2 bench, Llama blocks on the CUDA trainer against
-the CPU backend), then the GPU benchmarks beside PyTorch,
-then what has run before (doctor, topology, NVML), `validate` when the build has it, and the
-PyTorch GPT-2 comparison last. Caps and minimums are seconds; docs/gpu-check.md lists them."""
+what has never run on a GPU first (sanitizers on our shared-memory kernels, the CUDA trainer
+against the CPU reference, Llama blocks on the CUDA trainer against the CPU backend, then the
+trainer's 150 s GPT-2 bench), then the GPU benchmarks beside PyTorch, then what has run before
+(doctor, topology, NVML), `validate` when the build has it, and the PyTorch GPT-2 comparison
+last. Caps and minimums are seconds; docs/gpu-check.md lists them."""
+import glob
 import os
+import re
 import shutil
 import time
 
@@ -13,8 +15,14 @@ import llama_check
 from context import PLUGINS
 from runner import Step, Outcome, PASSED, FAILED, SKIPPED
 
-# The smallest shape of tests/gpu/train_cuda_test.cpp: one attention tile, head size 16.
-SMALLEST_TRAIN_TEST = "*MatchesTheCpuReference/hs16_T64"
+# The shapes of tests/gpu/train_cuda_test.cpp the sanitizers run: GPT-2 at head size 32 over
+# three full 64-query tiles and a partial one, and Llama at head size 128 with 4 query heads per
+# key/value head over 16 tiles (tests/unit/train_device_match_test.cpp checks both exist).
+SANITIZER_TESTS = ("*MatchesTheCpuReference/hs32_T200",
+                   "*MatchesTheCpuReference/llama_hs128_G4_T1024")
+# Where the CUDA trainer's kernels are (src/cuda/CMakeLists.txt builds them into the plugin).
+KERNEL_SOURCES = ("src/train/cuda/**/*.cu", "src/train/cuda/**/*.cuh")
+KERNEL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(")
 GPU_BENCHES = ("h2d", "hbm", "gemm", "d2h", "p2p", "nccl", "burn")
 
 
@@ -79,9 +87,30 @@ def sanitizer_path():
     return default if os.path.exists(default) else None
 
 
+def shared_memory_kernels(root):
+    """The CUDA trainer's kernels that declare shared memory (`__shared__` in their body), by
+    name, read from the sources: the ones racecheck has anything to check in."""
+    found = set()
+    for pattern in KERNEL_SOURCES:
+        for path in glob.glob(os.path.join(root, pattern), recursive=True):
+            with open(path, errors="replace") as f:
+                text = f.read()
+            for m in KERNEL.finditer(text):
+                start = text.find("{", m.end())
+                depth, end = 0, start
+                for end in range(start, len(text)):
+                    depth += {"{": 1, "}": -1}.get(text[end], 0)
+                    if depth == 0:
+                        break
+                if "__shared__" in text[start:end]:
+                    found.add(m.group(1))
+    return sorted(found)
+
+
 def sanitizer(tool):
-    """compute-sanitizer's `tool` on the smallest trainer test; racecheck only on the attention
-    kernels (the only ones of ours with shared-memory exchanges; cuBLASLt's are not ours)."""
+    """compute-sanitizer's `tool` on a multi-tile GPT-2 shape and a Llama shape of the trainer
+    test; racecheck only on our shared-memory kernels (cuBLASLt's are not ours), one kernel-name
+    filter each (a kernel is checked when it matches any)."""
     def action(ctx):
         cs = sanitizer_path()
         if cs is None:
@@ -89,14 +118,19 @@ def sanitizer(tool):
         _, usage = capture(ctx, [cs, "--help"], "help.txt")
         only = []
         if tool == "racecheck":
+            kernels = shared_memory_kernels(ctx.root)
+            if not kernels:
+                return Outcome(FAILED, "no shared-memory kernel found in "
+                                       f"{', '.join(KERNEL_SOURCES)} to check")
             option = "--kernel-name" if "--kernel-name" in usage else "--filter" if "--filter" in usage else None
-            only = [option, "kns=attention"] if option else []
+            only = [a for k in kernels for a in (option, f"kns={k}")] if option else []
         rc = ctx.sh([cs, "--tool", tool, "--error-exitcode", "99", *only,
-                     ctx.bundled("gpu_train_tests"), f"--gtest_filter={SMALLEST_TRAIN_TEST}",
+                     ctx.bundled("gpu_train_tests"), "--gtest_filter=" + ":".join(SANITIZER_TESTS),
                      "--gtest_output=json:" + ctx.path("gtest.json")],
                     log="sanitizer.log", env=with_plugin(ctx))
         numbers = compare.sanitizer_numbers(ctx.read_text("sanitizer.log"))
-        numbers.update(exit_code=rc, kernel_filter=" ".join(only) or None)
+        numbers.update(exit_code=rc, kernel_filter=" ".join(only) or None,
+                       tests=list(SANITIZER_TESTS))
         test = ctx.read_json("gtest.json")
         if test:
             numbers["test"] = compare.gtest_numbers(test)
@@ -281,8 +315,8 @@ def plan():
         Step("sanitizer-racecheck", 75, 20, sanitizer("racecheck"), pre),
         Step("train-test", 120, 30, gtest_step("gpu_train_tests", "train-tests.json", plugin=True),
              pre, primary=("train-tests.json",)),
-        Step("bench-train", 150, 60, bench_train, pre, primary=("bench-train.json",)),
         Step("train-llama", 60, 15, llama_check.action, pre),
+        Step("bench-train", 150, 60, bench_train, pre, primary=("bench-train.json",)),
         Step("bench-plugin-tests", 60, 10, gtest_step("gpu_bench_tests", "gtest.json"), pre),
         Step("torch-reference", 90, 20, torch_reference, pre),
     ]

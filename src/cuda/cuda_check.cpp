@@ -34,11 +34,16 @@ std::string no_device_reason(cudaError_t e) {
 Status cuda_error(cudaError_t e, const char* call, const char* file, int line) {
     const bool no_gpu = e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice ||
                         e == cudaErrorInitializationError;
+    const bool no_image = e == cudaErrorNoKernelImageForDevice;
     return {
-        no_gpu ? Errc::kUnsupported : Errc::kIo,
+        no_gpu || no_image ? Errc::kUnsupported : Errc::kIo,
         fmt::format("{}: {} ({}:{})", call, no_gpu ? no_device_reason(e) : cudaGetErrorString(e),
                     base_name(file), line),
-        no_gpu ? "run on a machine with an NVIDIA GPU and a driver new enough for CUDA 13" : ""};
+        no_gpu     ? "run on a machine with an NVIDIA GPU and a driver new enough for CUDA 13"
+        : no_image ? "this build holds no code for the GPU's compute capability (nvidia-smi "
+                     "--query-gpu=name,compute_cap --format=csv): rebuild with "
+                     "-DCMAKE_CUDA_ARCHITECTURES naming it"
+                   : ""};
 }
 
 Status failed_call(cudaError_t e, const char* call, const char* file, int line,

@@ -3,8 +3,10 @@
 // tests/support/backend_match.h (loss and grad norm every step, the first step's logits and
 // per-tensor gradients, the final weights and updates). The same comparison runs in the unit
 // tests on a CPU emulation of this path's bf16 rounding, which is where its limits were shown
-// to pass a correct device and fail planted errors. Every head size the attention kernels are
-// built for, T below, at and off the 64-query tile, and T = 1024. Skips without a GPU.
+// to pass a correct device and fail planted errors. GPT-2: every head size the attention kernels
+// are built for, T below, at and off the 64-query tile, and T = 1024. Llama (RMSNorm, RoPE,
+// grouped-query attention, SwiGLU, untied head): 1, 2, 4 and 8 query heads per key/value head,
+// head sizes 32 to 128, T off the tile and T = 1024. Skips without a GPU.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -51,12 +53,15 @@ TEST_P(TrainCuda, MatchesTheCpuReference) {
         RecordProperty(std::string("worst_") + kind, std::to_string(report->worst_ratio(kind)));
 }
 
-// The smallest shape first: scripts/gpu-check.sh runs it under compute-sanitizer as
-// TrainCuda/MatchesTheCpuReference/hs16_T64.
-INSTANTIATE_TEST_SUITE_P(, TrainCuda, ::testing::ValuesIn(testing::device_match_shapes()),
-                         [](const ::testing::TestParamInfo<MatchShape>& p) {
-                             return testing::shape_name(p.param);
-                         });
+std::string name_of(const ::testing::TestParamInfo<MatchShape>& p) {
+    return testing::shape_name(p.param);
+}
+
+// scripts/gpu-check.sh runs TrainCuda.MatchesTheCpuReference/hs32_T200 and
+// Llama/TrainCuda.MatchesTheCpuReference/llama_hs128_G4_T1024 under compute-sanitizer.
+INSTANTIATE_TEST_SUITE_P(, TrainCuda, ::testing::ValuesIn(testing::device_match_shapes()), name_of);
+INSTANTIATE_TEST_SUITE_P(Llama, TrainCuda, ::testing::ValuesIn(testing::llama_match_shapes()),
+                         name_of);
 
 }  // namespace
 }  // namespace trainrig::train

@@ -36,13 +36,13 @@ double l2(const std::vector<float>& a) {
 
 double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
 
-// The K-bias slices of qkv_b ((L, 3C) as [q | k | v] per layer): their gradient is rounding
-// residue (see MatchLimits::k_bias_grad), and Adam turns residue above its eps into full ±lr
-// steps in a direction nothing determines, so their updates are not compared.
+// The K-bias slices of qkv_b ((L, C + 2·KVH·hd) as [q | k | v] per layer): their gradient is
+// rounding residue (see MatchLimits::k_bias_grad), and Adam turns residue above its eps into
+// full ±lr steps in a direction nothing determines, so their updates are not compared.
 bool in_k_bias(const ModelConfig& c, size_t k) {
-    const size_t C = static_cast<size_t>(c.channels);
-    const size_t within = k % (3 * C);
-    return within >= C && within < 2 * C;
+    const size_t C = static_cast<size_t>(c.channels), kv = static_cast<size_t>(c.kv_width());
+    const size_t within = k % static_cast<size_t>(c.qkv_width());
+    return within >= C && within < C + kv;
 }
 
 // The elements of one tensor in `all`: every one, or only those outside (or inside) the K-bias
@@ -59,6 +59,11 @@ std::vector<float> gather(const std::vector<float>& all, const TensorSlot& t, co
     return out;
 }
 
+// qkv_b where the model has it: an empty slot can share its offset with the next tensor.
+bool is_qkv_b(const ParamLayout& layout, const TensorSlot& t) {
+    return t.size > 0 && &t == &layout[Param::kQkvB];
+}
+
 std::vector<float> minus(const std::vector<float>& a, const std::vector<float>& b) {
     std::vector<float> d(a.size());
     for (size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
@@ -73,7 +78,9 @@ Status step_failed(const Status& s, std::string_view backend, std::string_view c
 }  // namespace
 
 std::string shape_name(const MatchShape& s) {
-    return fmt::format("hs{}_T{}", s.channels / s.heads, s.T);
+    const int hs = s.channels / s.heads;
+    if (s.kv_heads > 0) return fmt::format("llama_hs{}_G{}_T{}", hs, s.heads / s.kv_heads, s.T);
+    return fmt::format("hs{}_T{}", hs, s.T);
 }
 
 ModelConfig config_of(const MatchShape& s) {
@@ -84,6 +91,12 @@ ModelConfig config_of(const MatchShape& s) {
     c.max_seq = s.T;
     c.vocab = s.vocab;
     c.padded_vocab = pad_vocab(s.vocab);
+    if (s.kv_heads > 0) {
+        c.arch = Arch::kLlama;
+        c.kv_heads = s.kv_heads;
+        c.ffn = (8 * s.channels / 3 + 15) / 16 * 16;  // Llama's 8/3·C, as llama-tiny rounds it
+        c.tied = false;
+    }
     return c;
 }
 
@@ -95,6 +108,16 @@ const std::vector<MatchShape>& device_match_shapes() {
         {2, 2, 256, 1000, 2, 40},    // hs128: less than a tile
         {1, 2, 128, 1000, 1, 1024},  // hs64 at 16 tiles
         {1, 2, 256, 1000, 1, 1024},  // hs128 at 16 tiles
+    };
+    return shapes;
+}
+
+const std::vector<MatchShape>& llama_match_shapes() {
+    static const std::vector<MatchShape> shapes = {
+        {2, 4, 128, 1000, 2, 64, 4},    // hs32, G1 (multi-head): one tile
+        {2, 4, 256, 1000, 2, 200, 2},   // hs64, G2: 3 full tiles and a part
+        {1, 4, 512, 1000, 1, 1024, 1},  // hs128, G4 (Llama 3 8B's head): 16 tiles
+        {1, 8, 1024, 1000, 1, 80, 1},   // hs128, G8 (Llama 3 70B's grouping): a tile and a part
     };
     return shapes;
 }
@@ -130,10 +153,15 @@ double MatchReport::worst_ratio(std::string_view prefix) const {
 
 double update_limit(double grad_limit) { return 2 * std::sqrt(2 * grad_limit / std::numbers::pi); }
 
+// The values of match_limits.json, defined by tests/support/CMakeLists.txt.
 MatchLimits default_match_limits() {
-    MatchLimits l;
-    l.updates = update_limit(l.grads);
-    return l;
+    return {.loss = TRAINRIG_MATCH_LOSS,
+            .logits = TRAINRIG_MATCH_LOGITS,
+            .grads = TRAINRIG_MATCH_GRADS,
+            .grad_norm = TRAINRIG_MATCH_GRAD_NORM,
+            .updates = TRAINRIG_MATCH_UPDATES,
+            .bf16_spacing = TRAINRIG_MATCH_BF16_SPACING,
+            .k_bias_grad = TRAINRIG_MATCH_K_BIAS_GRAD};
 }
 
 Result<MatchReport> match_backends(Backend& device, Backend& reference, const MatchShape& s,
@@ -200,10 +228,11 @@ Result<MatchReport> match_backends(Backend& device, Backend& reference, const Ma
                 if (Status st = both[i]->copy_grads(g[i]); !st.ok())
                     return step_failed(st, both[i]->name(), "copy_grads", step);
             for (const TensorSlot& t : layout.slots()) {
-                const bool qkv_b = t.offset == layout[Param::kQkvB].offset;
+                const bool qkv_b = is_qkv_b(layout, t);
                 const Part part = qkv_b ? Part::kWithoutKBias : Part::kAll;
                 const double e = rel_l2(gather(g[0], t, c, part), gather(g[1], t, c, part));
                 grad_error.push_back(e);
+                if (t.size == 0) continue;  // a tensor this family does not have
                 check(fmt::format("grad {}{}", t.name, qkv_b ? " (q, v)" : ""), e, limits.grads);
                 if (qkv_b)
                     check("k-bias grad / q,v-bias grad",
@@ -231,7 +260,8 @@ Result<MatchReport> match_backends(Backend& device, Backend& reference, const Ma
     }
     for (size_t k = 0; k < layout.slots().size(); ++k) {
         const TensorSlot& t = layout.slots()[k];
-        const bool qkv_b = t.offset == layout[Param::kQkvB].offset;
+        if (t.size == 0) continue;
+        const bool qkv_b = is_qkv_b(layout, t);
         const Part part = qkv_b ? Part::kWithoutKBias : Part::kAll;
         const std::string name = fmt::format("{}{}", t.name, qkv_b ? " (q, v)" : "");
         const std::vector<float> p0 = gather(start.params, t, c, part);

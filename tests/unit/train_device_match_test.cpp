@@ -1,10 +1,16 @@
 // The device-against-reference comparison (tests/support/backend_match.h) on a CPU emulation of
-// the CUDA backend's bf16 arithmetic: a correct device path passes every check at every shape
-// the GPU test runs, and planted errors fail it. Also shows why the K-bias slice of qkv_b is
-// left out: compared whole, the final qkv_b of a correct device path would fail.
+// the CUDA backend's bf16 arithmetic: a correct device path passes every check at every GPT-2
+// shape the GPU test runs, and planted errors fail it. Also shows why the K-bias slice of qkv_b
+// is left out: compared whole, the final qkv_b of a correct device path would fail. The
+// emulation builds GPT-2 blocks only; for the Llama shapes the comparison runs the CPU reference
+// against itself (every check passes) and against a RoPE of the wrong frequencies (caught by the
+// updates while the losses agree).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "backend_match.h"
@@ -59,7 +65,82 @@ TEST(Bf16Rounding, RoundsToNearestEven) {
 TEST(MatchLimits, UpdateLimitFollowsTheGradientLimit) {
     EXPECT_NEAR(update_limit(0.05), 0.357, 1e-3);
     EXPECT_LT(update_limit(0.01), update_limit(0.05));
-    EXPECT_EQ(default_match_limits().updates, update_limit(default_match_limits().grads));
+    // tests/support/match_limits.json holds the update limit worked out from the gradient one.
+    EXPECT_DOUBLE_EQ(default_match_limits().updates, update_limit(default_match_limits().grads));
+    EXPECT_EQ(default_match_limits().loss, 0.01);
+    EXPECT_EQ(default_match_limits().bf16_spacing, 1.0 / 256);
+}
+
+TEST(MatchShapes, LlamaShapesAreValidAndEveryNameIsDistinct) {
+    std::set<std::string> names;
+    for (const auto* list : {&device_match_shapes(), &llama_match_shapes()})
+        for (const MatchShape& s : *list) {
+            EXPECT_TRUE(validate(config_of(s)).ok()) << shape_name(s);
+            EXPECT_TRUE(names.insert(shape_name(s)).second) << shape_name(s);
+        }
+    std::vector<std::string> llama;
+    for (const MatchShape& s : llama_match_shapes()) {
+        const ModelConfig c = config_of(s);
+        EXPECT_EQ(c.arch, Arch::kLlama);
+        EXPECT_EQ(c.ffn % 8, 0) << "the CUDA backend needs the MLP width a multiple of 8";
+        llama.push_back(shape_name(s));
+    }
+    EXPECT_EQ(llama, (std::vector<std::string>{"llama_hs32_G1_T64", "llama_hs64_G2_T200",
+                                               "llama_hs128_G4_T1024", "llama_hs128_G8_T80"}));
+}
+
+// scripts/gpu_check/steps.py names test shapes for compute-sanitizer; a renamed shape would
+// leave the sanitizer steps running no test.
+TEST(MatchShapes, TheShapesTheGpuCheckSanitizesExist) {
+    std::ifstream in(std::string(TRAINRIG_SOURCE_DIR) + "/scripts/gpu_check/steps.py");
+    ASSERT_TRUE(in) << "scripts/gpu_check/steps.py";
+    std::stringstream text;
+    text << in.rdbuf();
+    std::set<std::string> names;
+    for (const auto* list : {&device_match_shapes(), &llama_match_shapes()})
+        for (const MatchShape& s : *list) names.insert(shape_name(s));
+    const std::string key = "MatchesTheCpuReference/", all = text.str();
+    int found = 0;
+    for (size_t at = all.find(key); at != std::string::npos; at = all.find(key, at + 1)) {
+        const size_t start = at + key.size(), end = all.find('"', start);
+        EXPECT_TRUE(names.count(all.substr(start, end - start))) << all.substr(start, end - start);
+        ++found;
+    }
+    EXPECT_EQ(found, 2);
+}
+
+// The Llama path of the comparison: no qkv_b, an lm_head, no position table.
+TEST(LlamaMatch, TheReferenceAgainstItselfPassesEveryCheck) {
+    const MatchShape s = llama_match_shapes().front();
+    auto a = make_cpu_backend(config_of(s), adamw());
+    auto b = make_cpu_backend(config_of(s), adamw());
+    auto r = match_backends(*a, *b, s);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_TRUE(r->passed()) << describe(*r);
+    EXPECT_LT(r->worst_ratio(), 1e-6) << describe(*r);
+    EXPECT_NE(r->find("grad qkv_w"), nullptr);
+    EXPECT_NE(r->find("tight update lm_head"), nullptr);
+    EXPECT_EQ(r->find("grad wpe"), nullptr) << "an empty tensor is no check";
+    EXPECT_EQ(r->worst_ratio("k-bias"), 0) << "no biases, no K-bias check";
+    EXPECT_NE(r->find("update attn_proj_w"), nullptr) << "not taken for the absent qkv_b";
+}
+
+// RoPE at a base of 10³⁰ instead of 10⁴ leaves all but the first rotation frequency near zero:
+// nearly no rotation, as with a skipped RoPE. The loss, the gradient norm and even the relative
+// L2 of each gradient stay within their limits; the updates of qkv_w, which follow the signs of
+// its gradient's elements, do not.
+TEST(LlamaMatch, AWrongRopeIsCaughtByTheUpdates) {
+    const MatchShape s = llama_match_shapes().front();
+    ModelConfig wrong = config_of(s);
+    wrong.rope_theta = 1e30;
+    auto device = make_cpu_backend(wrong, adamw());
+    auto reference = make_cpu_backend(config_of(s), adamw());
+    auto r = match_backends(*device, *reference, s);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_LT(r->worst_ratio("loss"), 1.0) << describe(*r);
+    EXPECT_LT(r->worst_ratio("grad-norm"), 1.0) << describe(*r);
+    EXPECT_FALSE(r->find("update qkv_w")->passed()) << describe(*r);
+    EXPECT_TRUE(r->find("update attn_proj_w")->passed()) << describe(*r);
 }
 
 class DeviceEmulation : public ::testing::TestWithParam<MatchShape> {};

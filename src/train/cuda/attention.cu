@@ -43,6 +43,7 @@
 #include <cstring>
 
 #include "cuda/launch.h"
+#include "train/attention_smem.h"
 #include "train/cuda/attention.h"
 
 namespace trainrig::train::cuda {
@@ -51,10 +52,10 @@ namespace {
 namespace wmma = nvcuda::wmma;
 using bf16 = __nv_bfloat16;
 
-constexpr int kTile = 64;  // queries and keys per tile
-constexpr int kWarps = 4;
+constexpr int kTile = AttentionSmem::kTile;  // queries and keys per tile
+constexpr int kWarps = AttentionSmem::kWarps;
 constexpr int kThreads = kWarps * 32;
-constexpr int kFrag = 16;  // wmma M = N = K
+constexpr int kFrag = AttentionSmem::kFrag;  // wmma M = N = K
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 static_assert(kTile == kWarps * kFrag, "each warp owns one fragment row of a tile");
@@ -64,32 +65,30 @@ using FragBRow = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma:
 using FragBCol = wmma::fragment<wmma::matrix_b, kFrag, kFrag, kFrag, bf16, wmma::col_major>;
 using FragAcc = wmma::fragment<wmma::accumulator, kFrag, kFrag, kFrag, float>;
 
-constexpr int cmax(int a, int b) { return a > b ? a : b; }
+static_assert(sizeof(bf16) == AttentionSmem::kBf16 && sizeof(float) == AttentionSmem::kF32,
+              "train/attention_smem.h counts these sizes");
 
-// Shared-memory geometry. Row strides are padded by 16 bytes so that consecutive rows start on
+// Shared-memory geometry, from train/attention_smem.h (which the device check before the first
+// launch reads too). Row strides are padded by 16 bytes so that consecutive rows start on
 // different banks; wmma needs strides that are multiples of 16 bytes and fragment pointers on
 // 32-byte boundaries, which these strides and the 32-byte-multiple region sizes keep.
 template <int HS>
 struct Dims {
-    static constexpr int kLdH = HS + 8;     // bf16 stride of the Q, K, V, dO tiles
-    static constexpr int kLdP = kTile + 8;  // bf16 stride of the P and dS tiles
-    static constexpr int kLdS = kTile + 4;  // fp32 stride of score tiles
-    static constexpr int kLdO = HS + 4;     // fp32 stride of HS-wide result tiles
-    static constexpr int kTileElems = kTile * kLdH;
-    static constexpr int kPElems = kTile * kLdP;
+    static constexpr AttentionSmem kLayout{HS};
+    static constexpr int kLdH = kLayout.ld_h();  // bf16 stride of the Q, K, V, dO tiles
+    static constexpr int kLdP = kLayout.ld_p();  // bf16 stride of the P and dS tiles
+    static constexpr int kLdS = kLayout.ld_s();  // fp32 stride of score tiles
+    static constexpr int kLdO = kLayout.ld_o();  // fp32 stride of HS-wide result tiles
+    static constexpr int kTileElems = kLayout.tile_elems();
+    static constexpr int kPElems = kLayout.p_elems();
     // Per-warp fp32 region. Forward: S, then the P·V product in the same place. Backward: S and
     // dP side by side, then the final gradient rows.
-    static constexpr int kScoreF = kFrag * kLdS;  // a warp's 16×64 scores
-    static constexpr int kRowsF = kFrag * kLdO;   // a warp's 16×HS result rows
-    static constexpr int kFwdWarpF = cmax(kScoreF, kRowsF);
-    static constexpr int kBwdWarpF = cmax(2 * kScoreF, kRowsF);
-    static constexpr size_t kFwdSmem =
-        kWarps * kFwdWarpF * sizeof(float) + (3 * kTileElems + kPElems) * sizeof(bf16);
-    static constexpr size_t kDqSmem =
-        kWarps * kBwdWarpF * sizeof(float) + (4 * kTileElems + kPElems) * sizeof(bf16);
-    static constexpr size_t kDkvSmem = kWarps * kBwdWarpF * sizeof(float) +
-                                       (4 * kTileElems + 2 * kPElems) * sizeof(bf16) +
-                                       2 * kTile * sizeof(float);
+    static constexpr int kScoreF = kLayout.score_f();  // a warp's 16×64 scores
+    static constexpr int kFwdWarpF = kLayout.fwd_warp_f();
+    static constexpr int kBwdWarpF = kLayout.bwd_warp_f();
+    static constexpr size_t kFwdSmem = kLayout.forward_bytes();
+    static constexpr size_t kDqSmem = kLayout.dq_bytes();
+    static constexpr size_t kDkvSmem = kLayout.dkv_bytes();
     static_assert(HS % kFrag == 0, "head size must be a multiple of the fragment size");
     static_assert((kFwdWarpF * sizeof(float)) % 32 == 0 && (kBwdWarpF * sizeof(float)) % 32 == 0 &&
                       (kTileElems * sizeof(bf16)) % 32 == 0 && (kPElems * sizeof(bf16)) % 32 == 0,
@@ -97,7 +96,8 @@ struct Dims {
 };
 
 // Blocks per SM the register allocation is sized for. Backward: two, all that the ~80-90 KiB of
-// shared memory per block allows anyway. Forward: three up to HS = 64 (54 KiB each), which keeps
+// shared memory per block allows anyway up to HS = 64 (at 128 a block takes 111-120.5 KiB, so
+// one fits an SM). Forward: three up to HS = 64 (54 KiB each), which keeps
 // the registers below 170 without spilling; two at HS = 128, where shared memory allows no more.
 constexpr int kBwdMinBlocks = 2;
 template <int HS>
@@ -604,6 +604,12 @@ KernelSetupError configure_impl() {
     return r;
 }
 
+// The head sizes of the switches below.
+static_assert(AttentionSmem::kHeadSizes.size() == 4 && AttentionSmem::kHeadSizes[0] == 16 &&
+                  AttentionSmem::kHeadSizes[1] == 32 && AttentionSmem::kHeadSizes[2] == 64 &&
+                  AttentionSmem::kHeadSizes[3] == 128,
+              "a head size in train/attention_smem.h needs its case in every switch here");
+
 }  // namespace
 
 KernelSetupError attention_configure(int hs) {
@@ -621,7 +627,11 @@ KernelSetupError attention_configure(int hs) {
     }
 }
 
-bool attention_supports_head_dim(int hs) { return hs == 16 || hs == 32 || hs == 64 || hs == 128; }
+bool attention_supports_head_dim(int hs) {
+    for (int h : AttentionSmem::kHeadSizes)
+        if (h == hs) return true;
+    return false;
+}
 
 void attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int NH, int KVH,
                        int hs, cudaStream_t stream) {

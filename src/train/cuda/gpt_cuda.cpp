@@ -6,15 +6,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "cuda/cuda_check.h"
 #include "train/cuda/attention.h"
 #include "train/cuda/gpt_cuda_impl.h"
+#include "train/device_fit.h"
 #include "train/rope_table.h"
 
 namespace trainrig::train::cuda {
@@ -25,20 +28,42 @@ namespace {
 
 double gib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 
-// The kernels' one-time setup on the current device, each refusal named.
+// What the runtime reports of the current device, for the checks of device_fit.h.
+Result<GpuLimits> current_gpu() {
+    int device = 0;
+    CUDA_TRY(cudaGetDevice(&device));
+    cudaDeviceProp p{};
+    CUDA_TRY(cudaGetDeviceProperties(&p, device));
+    return GpuLimits{p.name, p.major, p.minor, p.sharedMemPerBlockOptin};
+}
+
+// The architectures this plugin is built for, as CMake named them (src/cuda/CMakeLists.txt
+// passes them with commas for its list separator).
+std::string built_for() {
+    std::string s = TRAINRIG_CUDA_ARCHITECTURES;
+    std::replace(s.begin(), s.end(), ',', ';');
+    return s;
+}
+
+// The kernels' one-time setup on the current device, each failure named: a missing kernel image
+// as such (the first kernel the plugin touches fails so, whatever the kernel), then a head size
+// whose attention does not fit the GPU's shared memory per block, then any other refusal.
 Status configure_kernels(const ModelConfig& c) {
+    auto gpu = current_gpu();
+    if (!gpu.ok()) return gpu.status();
     const KernelSetupError norm =
         c.arch == Arch::kLlama ? rmsnorm_configure(c.channels) : layernorm_configure(c.channels);
     for (const KernelSetupError& e : {attention_configure(c.head_dim()), norm}) {
         if (e.error == cudaSuccess) continue;
-        trainrig::cuda::forget_failure(e.error);
-        return Status(Errc::kUnsupported,
-                      fmt::format("the GPU refused {} KiB of shared memory per block for {} "
-                                  "(head size {}, dim {}): {}",
-                                  e.smem_bytes / 1024, e.kernel, c.head_dim(), c.channels,
-                                  cudaGetErrorString(e.error)),
-                      "run on a GPU of compute capability 8.0 or newer, or choose a model with "
-                      "a head size of 64 or less");
+        trainrig::cuda::forget_failure(e.error);  // handled here: no later call reports it
+        const bool no_image =
+            e.error == cudaErrorNoKernelImageForDevice || e.error == cudaErrorInvalidDeviceFunction;
+        if (!no_image) TRAINRIG_TRY(check_attention_fits(*gpu, c.head_dim()));
+        return kernel_setup_status(
+            *gpu,
+            {no_image ? SetupFailure::kNoKernelImage : SetupFailure::kRefused, e.kernel,
+             e.smem_bytes, cudaGetErrorString(e.error)},
+            c.head_dim(), c.channels, built_for());
     }
     return ok_status();
 }

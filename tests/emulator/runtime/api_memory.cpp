@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/api_common.h"
+#include "runtime/race_check.h"
 #include "runtime/stream.h"
 
 using namespace trainrig::emu;
@@ -63,12 +64,16 @@ cudaError_t copy_on(Stream& stream, void* dst, const void* src, size_t count, co
     if (s.side == Side::kPageable && is_device(d)) {
         auto staged = std::make_shared<std::vector<unsigned char>>(
             static_cast<const unsigned char*>(src), static_cast<const unsigned char*>(src) + count);
-        enqueue_ordered(stream,
-                        [dst, staged] { std::memcpy(dst, staged->data(), staged->size()); });
+        enqueue_ordered(stream, [dst, staged] {
+            const RaceCheckWorld alone;
+            std::memcpy(dst, staged->data(), staged->size());
+        });
         return cudaSuccess;
     }
-    const StreamPoint done =
-        enqueue_ordered(stream, [dst, src, count] { std::memmove(dst, src, count); });
+    const StreamPoint done = enqueue_ordered(stream, [dst, src, count] {
+        const RaceCheckWorld alone;
+        std::memmove(dst, src, count);
+    });
     if (d.side == Side::kPageable && is_device(s)) {
         done.stream->wait(done.ticket);
         return stream.gpu().sticky_error();
@@ -185,7 +190,10 @@ cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count, cudaStream_t str
     const Range d = classify(ptr, count);
     if (count == 0) return cudaSuccess;
     if (!is_device(d) || !d.whole) return set_last_error(cudaErrorInvalidValue);
-    enqueue_ordered(*s, [ptr, value, count] { std::memset(ptr, value, count); });
+    enqueue_ordered(*s, [ptr, value, count] {
+        const RaceCheckWorld alone;
+        std::memset(ptr, value, count);
+    });
     return cudaSuccess;
 }
 

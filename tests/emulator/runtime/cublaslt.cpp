@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "runtime/api_common.h"
+#include "runtime/race_check.h"
 #include "runtime/stream.h"
 
 using namespace trainrig::emu;
@@ -406,6 +407,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t dh, const v
             gpu->poison(cudaErrorIllegalAddress);
             return;
         }
+        const RaceCheckWorld alone;
         multiply(*p);
     });
     return CUBLAS_STATUS_SUCCESS;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -33,16 +34,47 @@ void copy_in(const std::vector<Allocation>& allocs, const Copies& c) {
         std::memcpy(reinterpret_cast<void*>(allocs[i].begin), c[i].data(), c[i].size());
 }
 
-bool floats_close(const unsigned char* a, const unsigned char* b) {
-    float x, y;
-    std::memcpy(&x, a, 4);
-    std::memcpy(&y, b, 4);
-    return std::fabs(x - y) <= kFloatAtomicTolerance * std::max(std::fabs(x), std::fabs(y));
+float word(const unsigned char* p) {
+    float x;
+    std::memcpy(&x, p, 4);
+    return x;
+}
+
+// The root mean square of an allocation's finite fp32 words: the scale of its sums, for words
+// near zero where a sum's cancellation makes a relative difference meaningless.
+double rms(const std::vector<unsigned char>& bytes) {
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+        const float x = word(bytes.data() + i);
+        if (!std::isfinite(x)) continue;
+        sum += double(x) * x;
+        ++n;
+    }
+    return n == 0 ? 0 : std::sqrt(sum / static_cast<double>(n));
+}
+
+bool floats_close(float x, float y, double scale) {
+    return std::fabs(double(x) - y) <=
+           kFloatAtomicTolerance * std::max({double(std::fabs(x)), double(std::fabs(y)), scale});
+}
+
+std::recursive_mutex& world() {
+    static std::recursive_mutex mu;
+    return mu;
 }
 
 }  // namespace
 
 void note_float_atomic() { g_float_atomics.store(true, std::memory_order_relaxed); }
+
+RaceCheckWorld::RaceCheckWorld() : held_(race_check_enabled()) {
+    if (held_) world().lock();
+}
+
+RaceCheckWorld::~RaceCheckWorld() {
+    if (held_) world().unlock();
+}
 
 bool race_check_enabled() {
     const char* v = std::getenv("TRAINRIG_EMULATED_RACE_CHECK");
@@ -51,8 +83,7 @@ bool race_check_enabled() {
 
 std::string run_grid_checked(const GridLaunch& launch) {
     if (!race_check_enabled()) return run_grid(launch, Schedule{}, false);
-    static std::mutex one_at_a_time;  // the copies are of every device's memory
-    std::lock_guard lock(one_at_a_time);
+    const RaceCheckWorld alone;  // the copies are of every device's memory
     const std::vector<Allocation> allocs = Emulator::get().device_allocations();
     const Copies before = copy_out(allocs);
     g_float_atomics = false;
@@ -65,12 +96,15 @@ std::string run_grid_checked(const GridLaunch& launch) {
     const bool tolerant = g_float_atomics.load();
     for (size_t i = 0; i < allocs.size(); ++i) {
         const auto* p = reinterpret_cast<const unsigned char*>(allocs[i].begin);
+        const double scale = tolerant ? rms(forward[i]) : 0;
         for (size_t k = 0; k < forward[i].size(); ++k) {
             if (forward[i][k] == p[k]) continue;
-            const size_t word = k / 4 * 4;
-            if (tolerant && word + 4 <= forward[i].size() &&
-                floats_close(forward[i].data() + word, p + word)) {
-                k = word + 3;
+            const size_t at = k / 4 * 4;
+            const bool whole_word = at + 4 <= forward[i].size();
+            const float x = whole_word ? word(forward[i].data() + at) : 0;
+            const float y = whole_word ? word(p + at) : 0;
+            if (tolerant && whole_word && floats_close(x, y, scale)) {
+                k = at + 3;
                 continue;
             }
             return fmt::format(
@@ -78,9 +112,10 @@ std::string run_grid_checked(const GridLaunch& launch) {
                 "at {:#x} on device {} is {:#04x} run forward and {:#04x} run backward{}; a "
                 "__syncthreads or __syncwarp is missing, or threads write the same place",
                 k, allocs[i].size, allocs[i].begin, allocs[i].device, forward[i][k], p[k],
-                tolerant ? fmt::format(" (beyond the {} relative tolerance of a kernel that adds "
-                                       "floats with atomics)",
-                                       kFloatAtomicTolerance)
+                tolerant ? fmt::format(" (as fp32 {} and {}, beyond the {} tolerance of a kernel "
+                                       "that adds floats with atomics, relative to the larger of "
+                                       "them and the allocation's RMS {})",
+                                       x, y, kFloatAtomicTolerance, scale)
                          : "");
         }
     }

@@ -169,7 +169,7 @@ TEST(BatchProbeCli, AHungDeviceTrialIsKilledAndDidNotFinish) {
     EXPECT_TRUE(process_gone(grandchild));
     std::remove(pids.c_str());
     // The table says it in words.
-    const RunResult text = run_trainrig(kProbe + "--backend cuda --trial-timeout 0.5",
+    const RunResult text = run_trainrig(kProbe + "--backend cuda --trial-timeout 3",
                                         kFakeDevice + " FAKE_TRAIN_HANG_AT_BATCH=2");
     EXPECT_EQ(text.rc, 2);
     EXPECT_NE(text.out.find("did not finish"), std::string::npos) << text.out;

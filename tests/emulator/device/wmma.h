@@ -118,6 +118,19 @@ void resolve_wmma_mma(WarpOp* const lanes[32], unsigned) {
     }
 }
 
+// A load or store: the whole warp moves the tile between `frag` and `memory` at once.
+inline void wmma_memory_op(int kind, const void* frag, const void* memory, unsigned ldm, int layout,
+                           WarpResolver resolve) {
+    WarpOp op;
+    op.kind = kind;
+    op.mask = 0xffffffffu;
+    op.ptr[0] = frag;
+    op.ptr[1] = memory;
+    op.ld = ldm;
+    op.layout = layout;
+    this_block().warp_collective(op, resolve);
+}
+
 template <class Layout>
 constexpr int fragment_layout() {
     return std::is_same_v<Layout, nvcuda::wmma::col_major> ? 1 : 0;
@@ -139,43 +152,25 @@ void fill_fragment(fragment<Use, M, N, K, T, L>& f, const V& v) {
 template <class Use, int M, int N, int K, class T, class L>
 void load_matrix_sync(fragment<Use, M, N, K, T, L>& f, const T* p, unsigned ldm) {
     static_assert(!std::is_same_v<Use, accumulator>, "an accumulator load names its layout");
-    trainrig::emu::WarpOp op;
-    op.kind = trainrig::emu::kWmmaLoad;
-    op.mask = 0xffffffffu;
-    op.ptr[0] = &f;
-    op.ptr[1] = p;
-    op.ld = ldm;
-    op.layout = trainrig::emu::fragment_layout<L>();
-    trainrig::emu::this_block().warp_collective(
-        op, trainrig::emu::resolve_wmma_load<fragment<Use, M, N, K, T, L>, T>);
+    trainrig::emu::wmma_memory_op(
+        trainrig::emu::kWmmaLoad, &f, p, ldm, trainrig::emu::fragment_layout<L>(),
+        trainrig::emu::resolve_wmma_load<fragment<Use, M, N, K, T, L>, T>);
 }
 
 template <int M, int N, int K, class T>
 void load_matrix_sync(fragment<accumulator, M, N, K, T>& f, const T* p, unsigned ldm,
                       layout_t layout) {
-    trainrig::emu::WarpOp op;
-    op.kind = trainrig::emu::kWmmaLoad;
-    op.mask = 0xffffffffu;
-    op.ptr[0] = &f;
-    op.ptr[1] = p;
-    op.ld = ldm;
-    op.layout = layout == mem_col_major ? 1 : 0;
-    trainrig::emu::this_block().warp_collective(
-        op, trainrig::emu::resolve_wmma_load<fragment<accumulator, M, N, K, T>, T>);
+    trainrig::emu::wmma_memory_op(
+        trainrig::emu::kWmmaLoad, &f, p, ldm, layout == mem_col_major ? 1 : 0,
+        trainrig::emu::resolve_wmma_load<fragment<accumulator, M, N, K, T>, T>);
 }
 
 template <int M, int N, int K, class T>
 void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T>& f, unsigned ldm,
                        layout_t layout) {
-    trainrig::emu::WarpOp op;
-    op.kind = trainrig::emu::kWmmaStore;
-    op.mask = 0xffffffffu;
-    op.ptr[0] = &f;
-    op.ptr[1] = p;
-    op.ld = ldm;
-    op.layout = layout == mem_col_major ? 1 : 0;
-    trainrig::emu::this_block().warp_collective(
-        op, trainrig::emu::resolve_wmma_store<fragment<accumulator, M, N, K, T>, T>);
+    trainrig::emu::wmma_memory_op(
+        trainrig::emu::kWmmaStore, &f, p, ldm, layout == mem_col_major ? 1 : 0,
+        trainrig::emu::resolve_wmma_store<fragment<accumulator, M, N, K, T>, T>);
 }
 
 template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC>

@@ -135,13 +135,7 @@ cudaError_t cudaDeviceDisablePeerAccess(int peer) {
 
 cudaError_t cudaDeviceSynchronize(void) {
     TRAINRIG_EMU_ENTER(gpu);
-    std::vector<StreamPoint> points;
-    {
-        std::lock_guard lock(gpu->mu);
-        if (gpu->null_stream) points.push_back(gpu->null_stream->last());
-        for (Stream* s : gpu->streams) points.push_back(s->last());
-    }
-    for (const StreamPoint& p : points) p.stream->wait(p.ticket);
+    wait_for_device(*gpu);
     return set_last_error(gpu->sticky_error());
 }
 
@@ -151,13 +145,7 @@ cudaError_t cudaDeviceReset(void) {
     Emulator& emu = Emulator::get();
     EmulatedGpu* gpu = emu.current();
     if (gpu == nullptr) return set_last_error(cudaErrorNoDevice);
-    std::vector<StreamPoint> points;
-    {
-        std::lock_guard lock(gpu->mu);
-        if (gpu->null_stream) points.push_back(gpu->null_stream->last());
-        for (Stream* s : gpu->streams) points.push_back(s->last());
-    }
-    for (const StreamPoint& p : points) p.stream->wait(p.ticket);
+    wait_for_device(*gpu);
     for (const Allocation& a : emu.device_allocations())
         if (a.device == gpu->index) {
             emu.remove_allocation(reinterpret_cast<void*>(a.begin), nullptr);

@@ -111,10 +111,7 @@ cudaError_t cudaFree(void* ptr) {
     if (!Emulator::get().find_allocation(ptr, 1, &a) ||
         a.begin != reinterpret_cast<uintptr_t>(ptr) || a.device < 0)
         return set_last_error(cudaErrorInvalidValue);
-    const int current = Emulator::get().current_index();
-    Emulator::get().current_index() = a.device;
-    cudaDeviceSynchronize();
-    Emulator::get().current_index() = current;
+    wait_for_device(*Emulator::get().gpu(a.device));
     Emulator::get().remove_allocation(ptr, nullptr);
     Emulator::get().gpu(a.device)->allocated -= a.size;
     std::free(ptr);

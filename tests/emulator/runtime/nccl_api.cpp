@@ -426,10 +426,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     if (comm == nullptr) return ncclInvalidArgument;
     if (comm->init.joinable()) comm->init.join();
-    const int current = Emulator::get().current_index();
-    Emulator::get().current_index() = comm->device;
-    cudaDeviceSynchronize();
-    Emulator::get().current_index() = current;
+    wait_for_device(*Emulator::get().gpu(comm->device));
     delete comm;
     return ncclSuccess;
 }
@@ -439,10 +436,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
     if (comm == nullptr) return ncclInvalidArgument;
     comm->rv->abort();
     if (comm->init.joinable()) comm->init.join();
-    const int current = Emulator::get().current_index();
-    Emulator::get().current_index() = comm->device;
-    cudaDeviceSynchronize();
-    Emulator::get().current_index() = current;
+    wait_for_device(*Emulator::get().gpu(comm->device));
     delete comm;
     return ncclSuccess;
 }

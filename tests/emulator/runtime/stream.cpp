@@ -71,6 +71,16 @@ Stream* resolve_stream(cudaStream_t s) {
     return reinterpret_cast<Stream*>(s);
 }
 
+void wait_for_device(EmulatedGpu& gpu) {
+    std::vector<StreamPoint> points;
+    {
+        std::lock_guard lock(gpu.mu);
+        if (gpu.null_stream) points.push_back(gpu.null_stream->last());
+        for (Stream* s : gpu.streams) points.push_back(s->last());
+    }
+    for (const StreamPoint& p : points) p.stream->wait(p.ticket);
+}
+
 StreamPoint enqueue_ordered(Stream& s, std::function<void()> work, std::vector<StreamPoint> after) {
     EmulatedGpu& gpu = s.gpu();
     {

@@ -63,6 +63,9 @@ private:
 // handle; nullptr (and cudaErrorInvalidResourceHandle) for a handle that is not a live stream.
 Stream* resolve_stream(cudaStream_t s);
 
+// Waits until every stream of `gpu` has done the work given to it so far.
+void wait_for_device(EmulatedGpu& gpu);
+
 // Enqueues on `s` with the legacy default stream's rules: work on it waits for every blocking
 // stream of its device, work on a blocking stream waits for it.
 StreamPoint enqueue_ordered(Stream& s, std::function<void()> work,

@@ -13,7 +13,7 @@ set(TRAINRIG_GPU_BENCH_SOURCES
 set(TRAINRIG_TRAIN_CUDA_SOURCES
     ${_cuda}/cuda_check.cpp ${_cuda}/nccl_comm.cpp
     ${_train}/kernels/encoder.cu ${_train}/kernels/layernorm.cu
-    ${_train}/kernels/gelu.cu ${_train}/kernels/bias_backward.cu
+    ${_train}/kernels/gelu.cu ${_train}/kernels/column_sums.cu
     ${_train}/kernels/crossentropy.cu ${_train}/kernels/adamw.cu
     ${_train}/kernels/reduce.cu ${_train}/attention.cu
     ${_train}/kernels/rmsnorm.cu ${_train}/kernels/rope.cu

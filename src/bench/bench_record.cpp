@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/emulated_gpu.h"
+
 namespace trainrig::bench {
 
 double median_of(std::vector<double> v) {
@@ -11,6 +13,12 @@ double median_of(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
     return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool on_emulated_gpu(const BenchRecord& r) {
+    const auto name = r.target.is_object() ? r.target.find("gpu_name") : r.target.end();
+    return name != r.target.end() && name->is_string() &&
+           is_emulated_gpu(name->get_ref<const std::string&>());
 }
 
 double BenchRecord::median() const { return median_of(samples); }

@@ -40,6 +40,9 @@ struct BenchRecord {
 // value from an earlier run.
 bool higher_is_better(const BenchRecord& r);
 
+// Measured on an emulated device (core/emulated_gpu.h): its timings are the host CPU's.
+bool on_emulated_gpu(const BenchRecord& r);
+
 // Median of a list (0 when empty).
 double median_of(std::vector<double> v);
 

@@ -76,9 +76,10 @@ size_t collective_size_bytes(const CollectiveCounts& counts, size_t elem_bytes) 
     return elem_bytes * std::max(counts.send_count, counts.recv_count);
 }
 
-std::vector<size_t> collective_sizes(bool quick) {
+std::vector<size_t> collective_sizes(SweepSize size) {
     constexpr size_t kKiB = 1024, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
-    if (quick) return {1 * kMiB, 64 * kMiB, 512 * kMiB};
+    if (size == SweepSize::kEmulated) return {64 * kKiB, 1 * kMiB, 4 * kMiB};
+    if (size == SweepSize::kQuick) return {1 * kMiB, 64 * kMiB, 512 * kMiB};
     // From latency-bound to bandwidth-bound: 8 H200s reach their peak busbw only past 1 GiB.
     return {64 * kKiB, 1 * kMiB, 16 * kMiB, 256 * kMiB, 1 * kGiB, 4 * kGiB};
 }

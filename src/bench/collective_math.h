@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/sweep_size.h"
 #include "core/host_device.h"
 
 namespace trainrig::bench {
@@ -43,8 +44,9 @@ CollectiveCounts collective_counts(Collective c, size_t size_bytes, size_t elem_
 // The S those counts stand for: elem_bytes · max(send_count, recv_count).
 size_t collective_size_bytes(const CollectiveCounts& counts, size_t elem_bytes);
 
-// The sizes swept: 64 KiB .. 4 GiB, or three sizes when quick.
-std::vector<size_t> collective_sizes(bool quick);
+// The sizes swept: 64 KiB .. 4 GiB, or three sizes when quick (1 MiB .. 512 MiB) or on an
+// emulated device (64 KiB .. 4 MiB).
+std::vector<size_t> collective_sizes(SweepSize size);
 
 // Input element i of rank r's send buffer. Small integers, so every sum over ranks is exact in
 // float32 whatever order NCCL adds in, up to 4600 ranks (31 + 32·112 = 3615 per term, < 2^24).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/emulated_gpu.h"
 #include "core/text.h"
 
 namespace trainrig::bench {
@@ -332,6 +333,7 @@ const plan::GpuSpec* catalog_gpu(std::string_view gpu_name, const plan::Hardware
 
 Reference reference_for(const BenchRecord& r, const nlohmann::json& machine,
                         const plan::HardwareCatalog& catalog) {
+    if (on_emulated_gpu(r)) return none(kEmulatedNoExpectation);
     if (r.bench == "cpu-mem") return cpu_mem(r, machine);
     if (r.bench == "storage") return storage(r);
     if (r.bench == "h2d" || r.bench == "d2h") return host_copy(r);

@@ -33,7 +33,9 @@ std::vector<GemmDtype> gemm_dtypes(int cc_major, int cc_minor) {
     return out;
 }
 
-std::vector<GemmShape> gemm_shapes(bool quick) {
+std::vector<GemmShape> gemm_shapes(SweepSize size) {
+    if (size == SweepSize::kEmulated) return {{256, 256, 256, "square"}, {384, 256, 320, "llm"}};
+    const bool quick = size == SweepSize::kQuick;
     std::vector<GemmShape> out;
     for (const int64_t s : {1024, 2048, 4096, 8192}) out.push_back({s, s, s, "square"});
     if (!quick) out.push_back({16384, 16384, 16384, "square"});

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/sweep_size.h"
+
 namespace trainrig::bench {
 
 // Input types; all accumulate in fp32 (cuBLASLt CUBLAS_COMPUTE_32F, tf32 through
@@ -26,9 +28,10 @@ struct GemmShape {
     std::string kind;  // "square" or "llm"
 };
 
-// Square 1024..8192 (16384 unless quick) and transformer layer shapes: 8192 tokens through a
-// hidden size of 4096 with an MLP of 14336 (Llama 3 8B's sizes: QKV/out, up/gate, down).
-std::vector<GemmShape> gemm_shapes(bool quick);
+// Square 1024..8192 (16384 in the full sweep) and transformer layer shapes: 8192 tokens through
+// a hidden size of 4096 with an MLP of 14336 (Llama 3 8B's sizes: QKV/out, up/gate, down). On
+// an emulated device, one small square and one non-square shape.
+std::vector<GemmShape> gemm_shapes(SweepSize size);
 // Shapes the "typical" record takes the median over: every dimension at least 4096.
 bool gemm_shape_is_typical(const GemmShape& s);
 // Small shapes checked element by element against the CPU reference (one non-square; every

@@ -62,7 +62,7 @@ Status check_attention_fits(const GpuLimits& gpu, int hs) {
         next);
 }
 
-Status kernel_setup_status(const GpuLimits& gpu, const KernelSetupFailure& f, int hs, int channels,
+Status kernel_setup_status(const GpuLimits& gpu, const KernelSetupFailure& f, int hs,
                            std::string_view built_for) {
     if (f.kind == SetupFailure::kNoKernelImage) {
         const std::string cc = fmt::format("{}{}", gpu.cc_major, gpu.cc_minor);
@@ -78,13 +78,12 @@ Status kernel_setup_status(const GpuLimits& gpu, const KernelSetupFailure& f, in
                 : fmt::format("rebuild with -DCMAKE_CUDA_ARCHITECTURES=\"{};{}-real\"", built_for,
                               cc));
     }
-    return Status(
-        Errc::kUnsupported,
-        fmt::format("{} refused {} of shared memory per block for {} (head size {}, "
-                    "dim {}; it grants at most {}): {}",
-                    gpu_text(gpu), bytes_text(f.smem_bytes), f.kernel, hs, channels,
-                    bytes_text(gpu.smem_optin), f.cuda_error),
-        fmt::format("choose a model with a smaller head size or dim, or {}", kLargerGpus));
+    return Status(Errc::kUnsupported,
+                  fmt::format("{} refused {} of shared memory per block for {} (head size {}; it "
+                              "grants at most {}): {}",
+                              gpu_text(gpu), bytes_text(f.smem_bytes), f.kernel, hs,
+                              bytes_text(gpu.smem_optin), f.cuda_error),
+                  fmt::format("choose a model with a smaller head size, or {}", kLargerGpus));
 }
 
 std::string describe_cuda_architectures(std::string_view cmake_list) {

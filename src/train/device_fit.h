@@ -40,10 +40,11 @@ struct KernelSetupFailure {
     std::string cuda_error;  // the runtime's own string
 };
 
-// The error a failed kernel setup of a model with head size `hs` and `channels` becomes.
-// `built_for` is the plugin's CMAKE_CUDA_ARCHITECTURES ("80-real;90-real;100-real;100-virtual").
+// The error a failed kernel setup of a model with head size `hs` becomes (only attention raises
+// its shared-memory limit). `built_for` is the plugin's CMAKE_CUDA_ARCHITECTURES
+// ("80-real;90-real;100-real;100-virtual").
 Status kernel_setup_status(const GpuLimits& gpu, const KernelSetupFailure& failure, int hs,
-                           int channels, std::string_view built_for);
+                           std::string_view built_for);
 
 // "native code for compute capability 8.0, 9.0 and 10.0, PTX for 10.0" from a
 // CMAKE_CUDA_ARCHITECTURES list ("80-real;90-real;100-real;100-virtual"; a bare "90" is both).

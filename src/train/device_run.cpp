@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "bench/expectations.h"
+#include "core/emulated_gpu.h"
 #include "plan/hardware.h"
 
 namespace trainrig::train {
@@ -21,7 +22,10 @@ Result<DeviceRun> prepare_device_run(TrainOptions& o, Communicator& host, bool a
     const DeviceInfo& d = device_info(*run.world);
     o.device = d.name;
     const plan::HardwareCatalog catalog = plan::builtin_hardware();
-    if (const plan::GpuSpec* g = bench::catalog_gpu(d.name, catalog)) {
+    // An emulated device claims a catalog model for its properties, not for its speed: no MFU.
+    const plan::GpuSpec* g =
+        is_emulated_gpu(d.name) ? nullptr : bench::catalog_gpu(d.name, catalog);
+    if (g != nullptr) {
         o.peak_flops = plan::peak_flops(*g, plan::Precision::kBf16);
         o.peak_source = fmt::format("{} dense bf16, {}", g->name, g->source);
     }

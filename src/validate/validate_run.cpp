@@ -580,6 +580,9 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         out.raw["raw/bench.json"] = report["bench"].dump(1) + "\n";
     }
 
+    if (scope == Scope::kGpu &&
+        std::any_of(run.records.begin(), run.records.end(), bench::on_emulated_gpu))
+        scope = Scope::kEmulated;
     out.incomplete = interrupted();
     out.outcome = judge(stages, items, scope, out.incomplete);
     const std::time_t finished = std::time(nullptr);

@@ -43,7 +43,17 @@ const char* stage_state_name(StageState s) {
 }
 
 const char* scope_name(Scope s) {
-    return s == Scope::kGpu ? "gpu" : s == Scope::kHost ? "host" : "tree";
+    switch (s) {
+        case Scope::kGpu:
+            return "gpu";
+        case Scope::kHost:
+            return "host";
+        case Scope::kTree:
+            return "tree";
+        case Scope::kEmulated:
+            return "emulated";
+    }
+    return "gpu";
 }
 
 Outcome judge(const std::vector<Stage>& stages, const std::vector<Item>& items, Scope scope,
@@ -59,11 +69,11 @@ Outcome judge(const std::vector<Stage>& stages, const std::vector<Item>& items, 
     Outcome o;
     // An interrupted run is never a reason to act: not even a failure it found makes it NOT
     // READY (a health check drains on that), since what did not run might have explained it.
-    o.verdict = incomplete                    ? Verdict::kUnknown
-                : fail                        ? Verdict::kNotReady
-                : unknown || !missing.empty() ? Verdict::kUnknown
-                : warn                        ? Verdict::kReadyWithWarnings
-                                              : Verdict::kReady;
+    o.verdict = incomplete                                                 ? Verdict::kUnknown
+                : fail                                                     ? Verdict::kNotReady
+                : unknown || !missing.empty() || scope == Scope::kEmulated ? Verdict::kUnknown
+                : warn ? Verdict::kReadyWithWarnings
+                       : Verdict::kReady;
     std::vector<std::string> counts;
     if (fail) counts.push_back(fmt::format("{} failed", fail));
     if (warn) counts.push_back(fmt::format("{} warning{}", warn, warn == 1 ? "" : "s"));
@@ -73,6 +83,8 @@ Outcome judge(const std::vector<Stage>& stages, const std::vector<Item>& items, 
     if (!counts.empty()) o.line += ": " + join(counts, ", ");
     if (scope == Scope::kHost) o.line += " (no GPU: host checks only)";
     if (scope == Scope::kTree) o.line += " (machine tree: configuration only)";
+    if (scope == Scope::kEmulated)
+        o.line += " (emulated GPU: the GPU stages ran on the CPU, nothing was measured on a GPU)";
     return o;
 }
 

@@ -46,9 +46,11 @@ struct Stage {
 };
 
 // What the verdict covers: a machine with GPUs, a host without one (never a plain READY for GPU
-// training), or a machine tree (configuration only: the live stages do not run).
-enum class Scope { kGpu, kHost, kTree };
-const char* scope_name(Scope s);  // "gpu", "host", "tree"
+// training), a machine tree (configuration only: the live stages do not run), or GPUs that are
+// emulated (core/emulated_gpu.h: the GPU code ran on the CPU, so nothing was measured on a GPU
+// and the verdict is never READY; a failure found is still one).
+enum class Scope { kGpu, kHost, kTree, kEmulated };
+const char* scope_name(Scope s);  // "gpu", "host", "tree", "emulated"
 
 struct Outcome {
     Verdict verdict = Verdict::kUnknown;

@@ -5,13 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../unit/temp_dir_test.h"
@@ -102,6 +105,55 @@ protected:
         ASSERT_EQ(b.size(), 4u);
         for (size_t i = 0; i < 4; ++i)
             EXPECT_EQ(a[4 + i]["loss"], b[i]["loss"]) << "step " << i + 5;
+    }
+
+    // Data parallel over MPI: `steps` steps of two ranks at batch 4 against one rank at batch 8
+    // (`env` set for both), the same tokens, losses within `loss_limit`, both ranks with the same
+    // weights, and every weight within `weight_limit` of the one rank's. Returns both summaries.
+    std::pair<json, json> expect_two_ranks_equal_one(int steps, double loss_limit,
+                                                     float weight_limit,
+                                                     const std::string& env = "",
+                                                     const std::string& exported = "") {
+        if (std::system("command -v mpirun >/dev/null") != 0) {
+            ADD_FAILURE() << "mpirun is missing: scripts/install-deps.sh installs openmpi-bin";
+            return {json::object(), json::object()};
+        }
+        const std::string one = ckpt("one"), two = ckpt("two");
+        const std::string common =
+            " --steps " + std::to_string(steps) + " --json --dim 64 --seq 64 --log ";
+        auto r1 = run_trainrig(args("--batch 8 --ckpt-dir " + one + common + one + ".jsonl"), env);
+        EXPECT_EQ(r1.rc, 0) << r1.err;
+        // Open MPI refuses root unless told; LeakSanitizer would report Open MPI's own allocations.
+        auto r2 = run_trainrig(args("--batch 4 --ckpt-dir " + two + common + two + ".jsonl"),
+                               env +
+                                   " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                                   "ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl=self,vader "
+                                   "mpirun --oversubscribe -np 2 -x ASAN_OPTIONS " +
+                                   exported);
+        EXPECT_EQ(r2.rc, 0) << r2.err;
+        if (r1.rc != 0 || r2.rc != 0) return {json::object(), json::object()};
+        const json s1 = json::parse(r1.out), s2 = json::parse(r2.out);
+        EXPECT_EQ(s2["world"], 2);
+        EXPECT_EQ(s2["replicas_identical"], true);
+        const auto a = log_lines(one + ".jsonl"), b = log_lines(two + ".jsonl");
+        EXPECT_EQ(a.size(), static_cast<size_t>(steps));
+        EXPECT_EQ(b.size(), static_cast<size_t>(steps));  // rank 0 alone writes the log
+        for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+            EXPECT_EQ(a[i]["tokens"], b[i]["tokens"]);
+            EXPECT_NEAR(a[i]["loss"].get<double>(), b[i]["loss"].get<double>(), loss_limit)
+                << "step " << i + 1;
+        }
+        const auto w1 = floats(step_dir(one, steps) + "/model.bin"),
+                   w2 = floats(step_dir(two, steps) + "/model.bin");
+        EXPECT_EQ(w1.size(), w2.size());
+        EXPECT_FALSE(w1.empty());
+        float worst = 0;
+        for (size_t i = 0; i < std::min(w1.size(), w2.size()); ++i)
+            worst = std::max(worst, std::abs(w1[i] - w2[i]));
+        EXPECT_LT(worst, weight_limit);
+        std::printf("max |weight difference| after %d steps: %g\n", steps,
+                    static_cast<double>(worst));
+        return {s1, s2};
     }
 
     static std::vector<float> floats(const fs::path& file) {

@@ -266,39 +266,10 @@ TEST_F(TrainCliTest, BadDataIsNamed) {
 // Data parallel over MPI: two ranks of batch B are one rank of batch 2B, up to fp32 summation
 // order, and both ranks end with bit-identical weights.
 TEST_F(TrainCliTest, TwoMpiRanksEqualOneRankWithTheDoubledBatch) {
-    ASSERT_EQ(std::system("command -v mpirun >/dev/null"), 0)
-        << "mpirun is missing: scripts/install-deps.sh installs openmpi-bin";
-    const std::string one = ckpt("one"), two = ckpt("two");
-    const std::string common = " --steps 6 --threads 1 --json --dim 64 --seq 64 --log ";
-    auto r1 = run_trainrig(args("--batch 8 --ckpt-dir " + one + common + one + ".jsonl"));
-    ASSERT_EQ(r1.rc, 0) << r1.err;
-    // Open MPI refuses root unless told; LeakSanitizer would report Open MPI's own allocations.
-    auto r2 = run_trainrig(args("--batch 4 --ckpt-dir " + two + common + two + ".jsonl"),
-                           "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                           "ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl=self,vader "
-                           "mpirun --oversubscribe -np 2 -x ASAN_OPTIONS");
-    ASSERT_EQ(r2.rc, 0) << r2.err;
-    const json s1 = json::parse(r1.out), s2 = json::parse(r2.out);
-    EXPECT_EQ(s1["communicator"], "local");
-    EXPECT_EQ(s2["communicator"], "mpi");
-    EXPECT_EQ(s2["world"], 2);
-    EXPECT_EQ(s2["replicas_identical"], true);
-    const auto a = log_lines(one + ".jsonl"), b = log_lines(two + ".jsonl");
-    ASSERT_EQ(a.size(), 6u);
-    ASSERT_EQ(b.size(), 6u);  // rank 0 alone writes the log
-    for (size_t i = 0; i < 6; ++i) {
-        EXPECT_EQ(a[i]["tokens"], b[i]["tokens"]);
-        EXPECT_NEAR(a[i]["loss"].get<double>(), b[i]["loss"].get<double>(), 1e-5)
-            << "step " << i + 1;
-    }
-    const auto w1 = floats(step_dir(one, 6) + "/model.bin"),
-               w2 = floats(step_dir(two, 6) + "/model.bin");
-    ASSERT_EQ(w1.size(), w2.size());
-    ASSERT_FALSE(w1.empty());
-    float worst = 0;
-    for (size_t i = 0; i < w1.size(); ++i) worst = std::max(worst, std::abs(w1[i] - w2[i]));
-    EXPECT_LT(worst, 1e-4f);
-    std::printf("max |weight difference| after 6 steps: %g\n", static_cast<double>(worst));
+    shape_ += " --threads 1";
+    const auto [one, two] = expect_two_ranks_equal_one(6, 1e-5, 1e-4f);
+    EXPECT_EQ(one.value("communicator", json()), "local");
+    EXPECT_EQ(two.value("communicator", json()), "mpi");
 }
 
 }  // namespace

@@ -258,7 +258,7 @@ void Bf16DeviceBackend::linear(std::vector<float>& out, const std::vector<float>
     round_all(out.data(), N_ * static_cast<size_t>(OC));
 }
 
-// bias_backward.cu: Σ over rows of the (fp32 or bf16-valued) gradient, in fp32.
+// column_sums.cu: Σ over rows of the (fp32 or bf16-valued) gradient, in fp32.
 void Bf16DeviceBackend::bias_backward(float* db, const std::vector<float>& dout, int OC) const {
     for (int j = 0; j < OC; ++j) {
         float s = 0;

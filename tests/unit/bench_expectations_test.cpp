@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench/expectations.h"
+#include "core/emulated_gpu.h"
 #include "plan/hardware.h"
 
 namespace trainrig::bench {
@@ -391,6 +392,12 @@ TEST_F(BenchExpectationFor, NoExpectationSaysWhy) {
                  "no catalog entry for Radeon Instinct"));
     EXPECT_EQ(why(record("tokenizer", "bytes", json::object()), json::object()),
               "no hardware reference for this measurement");
+    // An emulated device matches a catalog name, and is still held to nothing.
+    for (const char* bench : {"hbm", "gemm", "h2d", "nccl", "train"})
+        EXPECT_EQ(
+            why(record(bench, "pinned", {{"gpu_name", "emulated A100 SXM4 80GB"}}), json::object()),
+            kEmulatedNoExpectation)
+            << bench;
     // Where there is an expectation, there is no reason.
     const auto ref = reference_for(
         record("storage", "seq-read", {{"kind", "nvme"}, {"pcie_gts", 16}, {"pcie_width", 4}}),

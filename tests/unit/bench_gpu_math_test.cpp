@@ -93,14 +93,22 @@ TEST(CollectiveMath, SumsStayExactInFloat) {
 }
 
 TEST(CollectiveMath, SizeSweeps) {
-    const auto quick = collective_sizes(true), full = collective_sizes(false);
+    const auto quick = collective_sizes(SweepSize::kQuick),
+               full = collective_sizes(SweepSize::kFull),
+               emulated = collective_sizes(SweepSize::kEmulated);
     EXPECT_LT(quick.size(), full.size());
+    EXPECT_LT(emulated.back(), quick.back());
     EXPECT_EQ(full.back(), size_t{4} << 30);
     for (size_t i = 1; i < full.size(); ++i) EXPECT_LT(full[i - 1], full[i]);
 }
 
 TEST(GemmSweep, ShapesAndFlops) {
-    const auto quick = gemm_shapes(true), full = gemm_shapes(false);
+    const auto quick = gemm_shapes(SweepSize::kQuick), full = gemm_shapes(SweepSize::kFull);
+    // The emulated shapes keep a non-square one, and every dimension a multiple of 16.
+    const auto emulated = gemm_shapes(SweepSize::kEmulated);
+    ASSERT_EQ(emulated.size(), 2u);
+    EXPECT_NE(emulated[1].m, emulated[1].k);
+    for (const auto& s : emulated) EXPECT_EQ((s.m | s.n | s.k) % 16, 0);
     EXPECT_LT(quick.size(), full.size());
     std::set<int64_t> squares;
     for (const auto& s : full)

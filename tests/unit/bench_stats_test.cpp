@@ -537,6 +537,20 @@ TEST(BenchBaseline, AppliesOnlyToTheSameBenchNameParamsAndTarget) {
     EXPECT_NE(now[5].expected_source.find("/runs/old.json"), std::string::npos);
 }
 
+// An emulated device's timings are the host's: an earlier run's figure does not hold them.
+TEST(BenchBaseline, NeverAppliesToAnEmulatedDevice) {
+    BenchRun old;
+    BenchRecord hbm = with_samples({30e9, 10e9, 20e9});
+    hbm.bench = "hbm";
+    hbm.target = {{"gpu", 0}, {"gpu_name", "emulated A100 SXM4 80GB"}};
+    old.records.push_back(hbm);
+    auto b = parse_baseline(bench_document(old).dump(2), "/runs/old.json");
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    std::vector<BenchRecord> now = {hbm};
+    EXPECT_EQ(apply_baseline(now, *b), 0u);
+    EXPECT_FALSE(now[0].expected);
+}
+
 // A step time or a peak memory below the baseline's is no shortfall: judged as "more is
 // better", a faster step would have failed. Only rates and fractions take a baseline.
 TEST(BenchBaseline, TimesAndSizesAreNotJudgedAgainstABaseline) {

@@ -74,7 +74,7 @@ TEST(KernelSetup, NoKernelImageSaysWhatTheBuildHolds) {
         kernel_setup_status(v100,
                             {SetupFailure::kNoKernelImage, "attention_forward_kernel", 0,
                              "no kernel image is available for execution on the device"},
-                            64, 768, "80-real;90-real;100-real;100-virtual");
+                            64, "80-real;90-real;100-real;100-virtual");
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("no code that the Tesla V100-SXM2-32GB (compute capability 7.0) "
                                "can run"),
@@ -90,7 +90,7 @@ TEST(KernelSetup, NoKernelImageSaysWhatTheBuildHolds) {
     // A GPU the build could cover: rebuild naming it.
     const GpuLimits b300{"NVIDIA B300", 10, 3, 232448};
     const Status r = kernel_setup_status(
-        b300, {SetupFailure::kNoKernelImage, "k", 0, "no kernel image"}, 64, 768, "90-real");
+        b300, {SetupFailure::kNoKernelImage, "k", 0, "no kernel image"}, 64, "90-real");
     EXPECT_NE(r.next_step().find("-DCMAKE_CUDA_ARCHITECTURES=\"90-real;103-real\""),
               std::string::npos)
         << r.next_step();
@@ -98,12 +98,13 @@ TEST(KernelSetup, NoKernelImageSaysWhatTheBuildHolds) {
 
 TEST(KernelSetup, ARefusalNamesTheKernelTheBytesAndTheLimit) {
     const Status s = kernel_setup_status(
-        kA100, {SetupFailure::kRefused, "layernorm_backward_kernel", 200000, "invalid argument"},
-        64, 25000, "80-real");
+        kA100,
+        {SetupFailure::kRefused, "attention_backward_dkv_kernel", 200000, "invalid argument"}, 192,
+        "80-real");
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.message().find("refused 200000 bytes (195.3 KiB) of shared memory per block for "
-                               "layernorm_backward_kernel (head size 64, dim 25000; it grants at "
-                               "most 166912 bytes (163 KiB))"),
+                               "attention_backward_dkv_kernel (head size 192; it grants at most "
+                               "166912 bytes (163 KiB))"),
               std::string::npos)
         << s.message();
 }

@@ -69,6 +69,16 @@ TEST(ValidateVerdict, TheLineSaysWhatTheVerdictCovers) {
     EXPECT_EQ(verdict_exit_code(host.verdict), 1);
     EXPECT_EQ(judge(ran, {}, Scope::kHost, false).line, "READY (no GPU: host checks only)");
     EXPECT_EQ(judge(ran, {}, Scope::kTree, false).line, "READY (machine tree: configuration only)");
+    // An emulated GPU: never READY, but what failed on it still failed.
+    const auto emulated = judge(ran, {}, Scope::kEmulated, false);
+    EXPECT_EQ(emulated.verdict, Verdict::kUnknown);
+    EXPECT_EQ(emulated.line,
+              "UNKNOWN (emulated GPU: the GPU stages ran on the CPU, nothing was measured on a "
+              "GPU)");
+    EXPECT_EQ(judge(ran, {item(Level::kWarn)}, Scope::kEmulated, false).verdict, Verdict::kUnknown);
+    EXPECT_EQ(judge(ran, {item(Level::kFail)}, Scope::kEmulated, false).verdict,
+              Verdict::kNotReady);
+    EXPECT_STREQ(scope_name(Scope::kEmulated), "emulated");
     // Interrupted: whatever ran was fine, the verdict cannot be READY.
     const auto cut = judge(ran, {}, Scope::kGpu, true);
     EXPECT_EQ(cut.verdict, Verdict::kUnknown);

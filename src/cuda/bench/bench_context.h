@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/sweep_size.h"
 #include "core/root_fs.h"
 #include "core/status.h"
 #include "cuda/bench/gpu_inventory.h"
@@ -25,6 +26,20 @@ struct BenchContext {
     std::vector<GpuInfo> gpus;  // selected, in request order
     RootFs fs;
     const volatile int* cancel = nullptr;
+
+    // Every selected GPU an emulated one (core/emulated_gpu.h): the emulated sizes.
+    bool emulated = false;
+
+    bench::SweepSize sweep() const {
+        return emulated        ? bench::SweepSize::kEmulated
+               : request.quick ? bench::SweepSize::kQuick
+                               : bench::SweepSize::kFull;
+    }
+    // This run's value of a benchmark's size (bench/sweep_size.h).
+    template <class T>
+    T sized(T full, T quick, T emulated_size) const {
+        return bench::sized(sweep(), full, quick, emulated_size);
+    }
 
     bool cancelled() const { return cancel != nullptr && *cancel != 0; }
     // The request's repeats, or `fallback` when it asked for the default.

@@ -26,8 +26,12 @@ namespace {
 using bench::GemmDtype;
 using Clock = std::chrono::steady_clock;
 
-// 8192³ bf16: about 1.4 ms per product on an H200, large enough to keep every SM busy.
-const bench::GemmShape kShape{8192, 8192, 8192, "square"};
+// 8192³ bf16: about 1.4 ms per product on an H200, large enough to keep every SM busy (256³ on
+// an emulated device).
+bench::GemmShape burn_shape(const BenchContext& ctx) {
+    const int64_t side = ctx.sized<int64_t>(8192, 8192, 256);
+    return {side, side, side, "square"};
+}
 constexpr double kIntervalSeconds = 1.0;  // one sample and one compare per interval
 
 struct BurnResult {
@@ -69,8 +73,9 @@ Status burn_one(const BenchContext& ctx, const GpuInfo& gpu, double seconds, Sta
                 BurnResult& out) {
     CUDA_TRY(cudaSetDevice(gpu.index));
     const GemmDtype d = GemmDtype::kBf16;
-    const auto m = static_cast<size_t>(kShape.m), n = static_cast<size_t>(kShape.n),
-               k = static_cast<size_t>(kShape.k);
+    const bench::GemmShape shape = burn_shape(ctx);
+    const auto m = static_cast<size_t>(shape.m), n = static_cast<size_t>(shape.n),
+               k = static_cast<size_t>(shape.k);
     auto handle = make_lt_handle();
     auto stream = make_stream();
     auto start = make_event();
@@ -89,7 +94,7 @@ Status burn_one(const BenchContext& ctx, const GpuInfo& gpu, double seconds, Sta
     // The same seeds on every GPU: identical inputs, so identical outputs.
     TRAINRIG_TRY(fill_uniform(a->get(), d, k * m, 0xB0A1u, st));
     TRAINRIG_TRY(fill_uniform(b->get(), d, k * n, 0xB0B2u, st));
-    auto mm = LtMatmul::create(d, kShape, /*deterministic=*/true);
+    auto mm = LtMatmul::create(d, shape, /*deterministic=*/true);
     if (!mm.ok()) return mm.status();
     auto algos = mm->algorithms(handle->get(), 1);
     if (!algos.ok()) return algos.status();
@@ -111,13 +116,13 @@ Status burn_one(const BenchContext& ctx, const GpuInfo& gpu, double seconds, Sta
     out.checksum = fnv1a(host);
     // The first output against the CPU reference at sampled elements: the comparisons below only
     // show that the GPU repeats itself, and a lone GPU has no other to be outvoted by.
-    auto right = check_product(d, kShape, a->get(), b->get(), ref->get(), 64, st);
+    auto right = check_product(d, shape, a->get(), b->get(), ref->get(), 64, st);
     if (!right.ok()) return right.status();
     out.reference_ok = right->check.failed == 0;
     out.reference_detail = right->detail;
 
     auto* count = static_cast<unsigned long long*>(counter->get());
-    const double flops = bench::gemm_flops(kShape);
+    const double flops = bench::gemm_flops(shape);
     started.arrive();
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(seconds));
@@ -155,7 +160,7 @@ nlohmann::json summary(const std::vector<double>& v, bool max_too) {
 
 Status run_burn_bench(const BenchContext& ctx, Records& out) {
     const double seconds =
-        ctx.request.seconds > 0 ? ctx.request.seconds : (ctx.request.quick ? 10.0 : 30.0);
+        ctx.request.seconds > 0 ? ctx.request.seconds : ctx.sized(30.0, 10.0, 3.0);
     std::vector<BurnResult> results(ctx.gpus.size());
     std::latch loaded(static_cast<std::ptrdiff_t>(ctx.gpus.size()));
     std::optional<NvmlSampler> nvml;
@@ -200,17 +205,18 @@ Status run_burn_bench(const BenchContext& ctx, Records& out) {
         rec.name = "bf16";
         rec.unit = "FLOP/s";
         rec.target = target_json(ctx.gpus[i]);
+        const bench::GemmShape shape = burn_shape(ctx);
         rec.params = {{"seconds", seconds},
-                      {"m", kShape.m},
-                      {"n", kShape.n},
-                      {"k", kShape.k},
+                      {"m", shape.m},
+                      {"n", shape.n},
+                      {"k", shape.k},
                       {"dtype", "bf16"},
                       {"gpus_at_once", ctx.gpus.size()},
                       {"interval_seconds", kIntervalSeconds}};
         rec.samples = r.samples;
         rec.counted = {{"iterations", r.iterations},
                        {"iterations_per_sample", r.iterations_per_interval},
-                       {"flops_per_iteration", bench::gemm_flops(kShape)},
+                       {"flops_per_iteration", bench::gemm_flops(shape)},
                        {"compares", r.compares},
                        {"mismatches", r.mismatches},
                        {"output_checksum", fmt::format("{:016x}", r.checksum)}};

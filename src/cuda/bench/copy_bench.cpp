@@ -245,7 +245,7 @@ Result<GpuRecord> measure_all(const BenchContext& ctx, const CopyPlan& plan) {
 Status run_copy_bench(const BenchContext& ctx, Records& out) {
     CopyPlan plan;
     plan.to_device = ctx.request.bench == "h2d";
-    plan.bytes = (ctx.request.quick ? 256 : 512) * kMiB;
+    plan.bytes = ctx.sized<size_t>(512, 256, 16) * kMiB;
     plan.copies_per_sample = ctx.request.quick ? 4 : 8;
     plan.samples = ctx.repeats_or(ctx.request.quick ? 5 : 10);
     plan.seed = plan.to_device ? 0x4832u : 0x4432u;

@@ -227,7 +227,7 @@ Status run_gpu(const BenchContext& ctx, const GpuInfo& gpu, Records& out) {
             continue;
         }
         std::vector<GpuRecord> shapes;
-        for (const GemmShape& s : bench::gemm_shapes(ctx.request.quick)) {
+        for (const GemmShape& s : bench::gemm_shapes(ctx.sweep())) {
             auto r = measure_shape(ctx, rig, d, s, *small, samples);
             if (!r.ok()) {
                 failed(r.status());

@@ -80,7 +80,7 @@ Result<GpuRecord> measure(const BenchContext& ctx, const GpuInfo& gpu, size_t by
 
 Status run_hbm_bench(const BenchContext& ctx, Records& out) {
     // Several times the 50-60 MB L2 of an H100/H200, so the copy streams from HBM.
-    const size_t bytes = (ctx.request.quick ? 1 : 2) * kGiB;
+    const size_t bytes = ctx.sized<size_t>(2 * kGiB, kGiB, kGiB / 16);
     const int samples = ctx.repeats_or(ctx.request.quick ? 5 : 10);
     for (const auto& gpu : ctx.gpus) {
         auto r = measure(ctx, gpu, bytes, 20, samples);

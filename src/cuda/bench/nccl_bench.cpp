@@ -255,7 +255,7 @@ Status run_nccl_bench(const BenchContext& ctx, Records& out) {
     NcclWorld& w = world.value();
     const int samples = ctx.repeats_or(ctx.request.quick ? 3 : 5);
     for (const Collective c : bench::all_collectives())
-        for (const size_t size : bench::collective_sizes(ctx.request.quick)) {
+        for (const size_t size : bench::collective_sizes(ctx.sweep())) {
             TRAINRIG_STOP_IF_CANCELLED(ctx);
             auto r = measure(ctx, w, c, size, samples);
             if (!r.ok()) return r.status();

@@ -327,7 +327,7 @@ Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out) {
     // The local rank from MPI's own grouping by node, mapped to a GPU by the shared rule.
     const GpuInfo& gpu = ctx.gpus[static_cast<size_t>(
         local_device(p.local_rank, static_cast<int>(ctx.gpus.size())))];
-    const size_t size = ctx.request.quick ? size_t{64} << 20 : size_t{1} << 30;
+    const size_t size = ctx.sized<size_t>(size_t{1} << 30, size_t{64} << 20, size_t{4} << 20);
     const int samples = ctx.repeats_or(ctx.request.quick ? 3 : 5);
     const int k = pair_sample();
     const auto rounds =

@@ -122,7 +122,7 @@ Status run_p2p_bench(const BenchContext& ctx, Records& out) {
     if (ctx.gpus.size() < 2)
         return {Errc::kUnsupported, "p2p needs at least 2 GPUs",
                 "run it on a machine with several GPUs, or select more with --gpus"};
-    const size_t bytes = (ctx.request.quick ? 256 : 512) * kMiB;
+    const size_t bytes = ctx.sized<size_t>(512, 256, 16) * kMiB;
     const int samples = ctx.repeats_or(ctx.request.quick ? 3 : 5);
     for (const auto& src : ctx.gpus)
         for (const auto& dst : ctx.gpus) {

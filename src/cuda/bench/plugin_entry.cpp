@@ -2,6 +2,7 @@
 // benchmark asked for. No exception crosses it: every one is caught and becomes "error".
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/emulated_gpu.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/gpu_inventory.h"
 
@@ -110,6 +112,9 @@ nlohmann::json run_json(const char* request_text, const volatile int* cancel) {
     auto selected = select_gpus(*all, request->gpus);
     if (!selected.ok()) return reply(selected.status());
     ctx.gpus = std::move(selected).value();
+    ctx.emulated =
+        !ctx.gpus.empty() && std::all_of(ctx.gpus.begin(), ctx.gpus.end(),
+                                         [](const GpuInfo& g) { return is_emulated_gpu(g.name); });
     return reply(bench->run(ctx, records));
 }
 

@@ -51,10 +51,7 @@ std::string built_for() {
 Status configure_kernels(const ModelConfig& c) {
     auto gpu = current_gpu();
     if (!gpu.ok()) return gpu.status();
-    const KernelSetupError norm =
-        c.arch == Arch::kLlama ? rmsnorm_configure(c.channels) : layernorm_configure(c.channels);
-    for (const KernelSetupError& e : {attention_configure(c.head_dim()), norm}) {
-        if (e.error == cudaSuccess) continue;
+    if (const KernelSetupError e = attention_configure(c.head_dim()); e.error != cudaSuccess) {
         trainrig::cuda::forget_failure(e.error);  // handled here: no later call reports it
         const bool no_image =
             e.error == cudaErrorNoKernelImageForDevice || e.error == cudaErrorInvalidDeviceFunction;
@@ -63,7 +60,7 @@ Status configure_kernels(const ModelConfig& c) {
             *gpu,
             {no_image ? SetupFailure::kNoKernelImage : SetupFailure::kRefused, e.kernel,
              e.smem_bytes, cudaGetErrorString(e.error)},
-            c.head_dim(), c.channels, built_for());
+            c.head_dim(), built_for());
     }
     return ok_status();
 }
@@ -242,7 +239,8 @@ Status GptCuda::zero_grads() {
     return ok_status();
 }
 
-Result<double> GptCuda::forward(const uint32_t* d_inputs, const uint32_t* d_targets, int B, int T) {
+Result<double> GptCuda::forward(const uint32_t* d_inputs, const uint32_t* d_order,
+                                const uint32_t* d_targets, int B, int T) {
     Impl& model = *impl_;
     // Every activation buffer is sized by rows (B·T), so any micro-batch with no more rows than
     // the one of create() fits; backward checks the attention scratch for its B and T.
@@ -266,6 +264,8 @@ Result<double> GptCuda::forward(const uint32_t* d_inputs, const uint32_t* d_targ
 
     CUDA_TRY(
         cudaMemcpyAsync(b.tokens, d_inputs, uN * sizeof(uint32_t), cudaMemcpyDeviceToDevice, s));
+    CUDA_TRY(cudaMemcpyAsync(b.token_order, d_order, uN * sizeof(uint32_t),
+                             cudaMemcpyDeviceToDevice, s));
     if (d_targets != nullptr)
         CUDA_TRY(cudaMemcpyAsync(b.targets, d_targets, uN * sizeof(uint32_t),
                                  cudaMemcpyDeviceToDevice, s));

@@ -49,10 +49,11 @@ public:
     Status get_logits(float* host, size_t rows) const;
 
     Status zero_grads();
-    // B ≤ the B of create(), T ≤ its T. tokens and targets are device pointers (B·T each);
-    // targets may be null (no loss). Waits for the GPU and returns the mean loss (0 without
-    // targets).
-    Result<double> forward(const uint32_t* d_inputs, const uint32_t* d_targets, int B, int T);
+    // B ≤ the B of create(), T ≤ its T. inputs, order (the rows stably sorted by input token,
+    // TokenStaging's) and targets are device pointers (B·T each); targets may be null (no loss).
+    // Waits for the GPU and returns the mean loss (0 without targets).
+    Result<double> forward(const uint32_t* d_inputs, const uint32_t* d_order,
+                           const uint32_t* d_targets, int B, int T);
     // Backward of the last forward with targets: grads += loss_scale · d(mean loss)/dθ.
     // layer_done(l) is called (on the host, in queue order) right after the work that completes
     // the gradients of layer l is queued, for l = L-1 down to 0, and last with l = -1 once the

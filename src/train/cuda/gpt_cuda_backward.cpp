@@ -14,9 +14,10 @@ void GptCuda::Impl::norm_backward(float* dinp, const bf16* dout, const bf16* inp
                                   cudaStream_t s) const {
     const int C = config.channels;
     if (llama())
-        rmsnorm_backward(dinp, g(wp, l), dout, inp, w(wp, l), rstd, N, C, s);
+        rmsnorm_backward(dinp, g(wp, l), dout, inp, w(wp, l), rstd, N, C, buf.column_scratch, s);
     else
-        layernorm_backward(dinp, g(wp, l), g(bp, l), dout, inp, w(wp, l), mean, rstd, N, C, s);
+        layernorm_backward(dinp, g(wp, l), g(bp, l), dout, inp, w(wp, l), mean, rstd, N, C,
+                           buf.column_scratch, s);
 }
 
 namespace {
@@ -24,8 +25,8 @@ namespace {
 // dbias += column sums of dout, for a layer that has a bias (the gradient slot is null when the
 // family has none).
 template <class In>
-void bias_backward_if(float* dbias, const In* dout, int N, int OC, cudaStream_t s) {
-    if (dbias != nullptr) bias_backward(dbias, dout, N, OC, s);
+void bias_backward_if(float* dbias, const In* dout, int N, int OC, float* scratch, cudaStream_t s) {
+    if (dbias != nullptr) bias_backward(dbias, dout, N, OC, scratch, s);
 }
 
 }  // namespace
@@ -79,7 +80,7 @@ Status GptCuda::backward(float loss_scale, const std::function<Status(int layer)
         cast_to_bf16(b.dres_bf16, b.dres, uN * uC, s);
         TRAINRIG_TRY(
             gemm.backward_weight(model.g(Param::kFcProjW, l), b.dres_bf16, a.fch_gelu, N, F, C, s));
-        bias_backward_if(model.g(Param::kFcProjB, l), b.dres, N, C, s);
+        bias_backward_if(model.g(Param::kFcProjB, l), b.dres, N, C, b.column_scratch, s);
         TRAINRIG_TRY(
             gemm.backward_input(dact, b.dres_bf16, model.w(Param::kFcProjW, l), N, F, C, s));
         if (llama)
@@ -87,7 +88,7 @@ Status GptCuda::backward(float loss_scale, const std::function<Status(int layer)
         else  // elementwise, so reading and writing dbuf in place is safe
             gelu_backward(b.dbuf, a.fch, b.dbuf, uN * uF, s);
         TRAINRIG_TRY(gemm.backward_weight(model.g(Param::kFcW, l), b.dbuf, a.ln2, N, C, FC, s));
-        bias_backward_if(model.g(Param::kFcB, l), b.dbuf, N, FC, s);
+        bias_backward_if(model.g(Param::kFcB, l), b.dbuf, N, FC, b.column_scratch, s);
         TRAINRIG_TRY(gemm.backward_input(b.dln, b.dbuf, model.w(Param::kFcW, l), N, C, FC, s));
         model.norm_backward(b.dres, b.dln, a.res2, Param::kLn2W, Param::kLn2B, l, a.ln2_mean,
                             a.ln2_rstd, N, s);
@@ -97,7 +98,7 @@ Status GptCuda::backward(float loss_scale, const std::function<Status(int layer)
         cast_to_bf16(b.dres_bf16, b.dres, uN * uC, s);
         TRAINRIG_TRY(
             gemm.backward_weight(model.g(Param::kAttnProjW, l), b.dres_bf16, a.atty, N, C, C, s));
-        bias_backward_if(model.g(Param::kAttnProjB, l), b.dres, N, C, s);
+        bias_backward_if(model.g(Param::kAttnProjB, l), b.dres, N, C, b.column_scratch, s);
         TRAINRIG_TRY(
             gemm.backward_input(b.datty, b.dres_bf16, model.w(Param::kAttnProjW, l), N, C, C, s));
         attention_backward(b.dqkv, b.datty, a.qkv, a.atty, a.lse, b.attention_scratch, B, T, NH,
@@ -105,7 +106,7 @@ Status GptCuda::backward(float loss_scale, const std::function<Status(int layer)
         // Attention saw the rotated q and k: its dq and dk turn back before the projection's.
         if (llama) rope_backward(b.dqkv, b.rope_cos, b.rope_sin, B, T, NH, KVH, hd, s);
         TRAINRIG_TRY(gemm.backward_weight(model.g(Param::kQkvW, l), b.dqkv, a.ln1, N, C, QKV, s));
-        bias_backward_if(model.g(Param::kQkvB, l), b.dqkv, N, QKV, s);
+        bias_backward_if(model.g(Param::kQkvB, l), b.dqkv, N, QKV, b.column_scratch, s);
         TRAINRIG_TRY(gemm.backward_input(b.dln, b.dqkv, model.w(Param::kQkvW, l), N, C, QKV, s));
         model.norm_backward(b.dres, b.dln, residual, Param::kLn1W, Param::kLn1B, l, a.ln1_mean,
                             a.ln1_rstd, N, s);
@@ -114,7 +115,8 @@ Status GptCuda::backward(float loss_scale, const std::function<Status(int layer)
     }
 
     // The embeddings: dres is now d encoded. Llama has no position table (null dwpe).
-    encoder_backward(model.g(Param::kWte), model.g(Param::kWpe), b.dres, b.tokens, B, T, C, s);
+    encoder_backward(model.g(Param::kWte), model.g(Param::kWpe), b.dres, b.tokens, b.token_order, B,
+                     T, C, s);
     CUDA_TRY(cudaGetLastError());
     if (layer_done) TRAINRIG_TRY(layer_done(-1));
     return ok_status();

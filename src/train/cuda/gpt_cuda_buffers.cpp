@@ -57,6 +57,7 @@ DeviceBuffers carve_buffers(const ModelConfig& c, int B, int T, std::byte* base)
     const size_t stats = llama ? 0 : N;
     k.take(d.tokens, N);
     k.take(d.targets, N);
+    k.take(d.token_order, N);
     k.take(d.encoded, N * C);
     d.layers.resize(static_cast<size_t>(c.layers));
     for (LayerActs& a : d.layers) {
@@ -95,6 +96,8 @@ DeviceBuffers carve_buffers(const ModelConfig& c, int B, int T, std::byte* base)
     k.take(d.rope_sin, rope);
     d.attention_scratch_bytes = attention_backward_scratch_bytes(B, T, c.heads);
     k.take_bytes(d.attention_scratch, d.attention_scratch_bytes);
+    k.take(d.column_scratch,
+           column_sums_scratch_floats(N, static_cast<int>(std::max({C, QKV, FC}))));
     k.take(d.partials, kSumSquaresBlocks);
     d.gemm_workspace_bytes = trainrig::cuda::kLtWorkspaceBytes;
     k.take_bytes(d.gemm_workspace, d.gemm_workspace_bytes);

@@ -40,9 +40,10 @@ struct DeviceBuffers {
     float* v = nullptr;
 
     // Forward activations for the largest micro-batch.
-    uint32_t* tokens = nullptr;   // (N) own copies, so backward does not need the caller's
-    uint32_t* targets = nullptr;  // (N)
-    bf16* encoded = nullptr;      // (N, C)
+    uint32_t* tokens = nullptr;       // (N) own copies, so backward does not need the caller's
+    uint32_t* targets = nullptr;      // (N)
+    uint32_t* token_order = nullptr;  // (N) row indices sorted by token (encoder_backward)
+    bf16* encoded = nullptr;          // (N, C)
     std::vector<LayerActs> layers;
     bf16* lnf = nullptr;        // (N, C)
     float* lnf_mean = nullptr;  // null for RMSNorm
@@ -65,6 +66,7 @@ struct DeviceBuffers {
     float* rope_cos = nullptr;
     float* rope_sin = nullptr;
     int rope_positions = 0;
+    float* column_scratch = nullptr;  // the column sums' (bias and norm weight gradients)
     void* attention_scratch = nullptr;
     size_t attention_scratch_bytes = 0;
     double* partials = nullptr;  // kSumSquaresBlocks

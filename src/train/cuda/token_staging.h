@@ -17,6 +17,7 @@ namespace trainrig::train::cuda {
 
 struct DeviceTokens {
     const uint32_t* inputs = nullptr;
+    const uint32_t* order = nullptr;    // the rows stably sorted by input token
     const uint32_t* targets = nullptr;  // null when the batch had none
 };
 
@@ -25,7 +26,8 @@ public:
     // Room for micro-batches of up to max_tokens (B·T) inputs and as many targets.
     static Result<TokenStaging> create(size_t max_tokens);
 
-    // Copies B·T inputs (and targets, if any) into the next slot and queues their copy.
+    // Copies B·T inputs, their rows in token order (for the embedding's backward) and targets,
+    // if any, into the next slot and queues their copy.
     Status stage(const uint32_t* inputs, const uint32_t* targets, int B, int T);
     // Makes `compute` wait for the staged B x T micro-batch's copy and hands out its device
     // tokens; fails when none of that shape is staged.

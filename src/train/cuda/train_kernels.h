@@ -29,33 +29,29 @@ struct KernelSetupError {
 // term when wpe is null (rotary positions have no table).
 void encoder_forward(bf16* out, const uint32_t* tokens, const bf16* wte, const bf16* wpe, int B,
                      int T, int C, cudaStream_t stream);
-// dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += Σ_b dout[b,t,:] unless dwpe is null.
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens, int B,
-                      int T, int C, cudaStream_t stream);
+// dwte[tokens[b,t],:] += dout[b,t,:]; dwpe[t,:] += Σ_b dout[b,t,:] unless dwpe is null. `order`
+// is the B·T row indices stably sorted by token (token_order below): each token's rows are added
+// by one thread per channel in row order, as the CPU reference adds them, the same every run.
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens,
+                      const uint32_t* order, int B, int T, int C, cudaStream_t stream);
 
 // Per row of C: (x - mean) · rstd · w + b with rstd = 1/sqrt(var + 1e-5), var the biased
 // variance; mean and rstd (N each, fp32) are kept for backward.
 void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* w,
                        const bf16* b, int N, int C, cudaStream_t stream);
-// Raises layernorm_backward's shared-memory limit when 2·C floats exceed the default 48 KiB
-// (C above 6144). Once per process and device, before the first launch.
-KernelSetupError layernorm_configure(int C);
 // dinp += LayerNorm's input gradient (fp32 residual-stream gradient); dw += Σ_rows dout·x̂,
-// db += Σ_rows dout.
+// db += Σ_rows dout (column sums in a fixed order, below; scratch as they need).
 void layernorm_backward(float* dinp, float* dw, float* db, const bf16* dout, const bf16* inp,
                         const bf16* w, const float* mean, const float* rstd, int N, int C,
-                        cudaStream_t stream);
+                        float* scratch, cudaStream_t stream);
 
 // RMSNorm (Llama): per row of C, x · rstd · w with rstd = 1/sqrt(mean(x²) + eps); rstd (N, fp32)
 // is kept for backward.
 void rmsnorm_forward(bf16* out, float* rstd, const bf16* inp, const bf16* w, int N, int C,
                      float eps, cudaStream_t stream);
-// Raises rmsnorm_backward's shared-memory limit when C floats exceed the default 48 KiB (C above
-// 12288). Once per process and device, before the first launch.
-KernelSetupError rmsnorm_configure(int C);
 // dinp += RMSNorm's input gradient (fp32 residual-stream gradient); dw += Σ_rows dout·x·rstd.
 void rmsnorm_backward(float* dinp, float* dw, const bf16* dout, const bf16* inp, const bf16* w,
-                      const float* rstd, int N, int C, cudaStream_t stream);
+                      const float* rstd, int N, int C, float* scratch, cudaStream_t stream);
 
 // Rotary position embedding in the rotate-half layout, in place on the NH query and KVH key heads
 // of qkv (B, T, (NH + 2·KVH)·hd); v is untouched. cos and sin are (T', hd/2) fp32 tables with
@@ -80,10 +76,23 @@ void swiglu_forward(bf16* out, const bf16* fc, size_t N, int F, cudaStream_t str
 void swiglu_backward(bf16* dfc, const bf16* fc, const bf16* dout, size_t N, int F,
                      cudaStream_t stream);
 
-// dbias[j] += Σ_rows dout[row, j] over N rows of OC columns. The fp32 form takes the residual
-// stream's gradient as it is, unrounded.
-void bias_backward(float* dbias, const bf16* dout, int N, int OC, cudaStream_t stream);
-void bias_backward(float* dbias, const float* dout, int N, int OC, cudaStream_t stream);
+// Column sums over N rows of C (or OC) columns, added in one fixed order so that the same input
+// gives the same bits in every run (column_sums.cu); each needs column_sums_scratch_floats(N, C)
+// floats of scratch.
+size_t column_sums_scratch_floats(size_t N, int C);
+// dbias[j] += Σ_rows dout[row, j]. The fp32 form takes the residual stream's gradient as it is,
+// unrounded.
+void bias_backward(float* dbias, const bf16* dout, int N, int OC, float* scratch,
+                   cudaStream_t stream);
+void bias_backward(float* dbias, const float* dout, int N, int OC, float* scratch,
+                   cudaStream_t stream);
+// dw[c] += Σ_rows dout·(x − mean)·rstd, db[c] += Σ_rows dout (LayerNorm's weight and bias).
+void layernorm_weight_backward(float* dw, float* db, const bf16* dout, const bf16* inp,
+                               const float* mean, const float* rstd, int N, int C, float* scratch,
+                               cudaStream_t stream);
+// dw[c] += Σ_rows dout·x·rstd (RMSNorm's weight).
+void rmsnorm_weight_backward(float* dw, const bf16* dout, const bf16* inp, const float* rstd, int N,
+                             int C, float* scratch, cudaStream_t stream);
 
 // Softmax over the first V of Vp logits per row and the cross-entropy against targets:
 // losses[row] = lse[row] - logit[row, target], lse[row] = log Σ_{j<V} exp(logit[row, j]).

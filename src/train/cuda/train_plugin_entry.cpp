@@ -129,7 +129,7 @@ Status forward(trainrig_train_model* m, const uint32_t* inputs, const uint32_t* 
     auto d = m->tokens->take(compute, B, T);
     if (!d.ok()) return d.status();
     TRAINRIG_TRY(m->phases.begin(Phase::kForward, compute));
-    auto r = m->gpt->forward(d->inputs, d->targets, B, T);
+    auto r = m->gpt->forward(d->inputs, d->order, d->targets, B, T);
     if (!r.ok()) return r.status();
     *loss = *r;
     return m->phases.end(Phase::kForward, compute);

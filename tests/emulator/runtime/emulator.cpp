@@ -8,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/emulated_gpu.h"
 #include "core/text.h"
 #include "plan/hardware.h"
 #include "runtime/stream.h"
@@ -108,7 +109,7 @@ Emulator::Emulator() {
         }
         gpu->index = static_cast<int>(gpus.size());
         gpu->model = model;
-        gpu->name = "emulated " + spec->name;
+        gpu->name = std::string(kEmulatedGpuPrefix) + spec->name;
         gpu->memory = memory;
         gpus.push_back(std::move(gpu));
     }

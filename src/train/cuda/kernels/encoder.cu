@@ -45,25 +45,38 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// One thread per (t, c) walks the batch: the dwpe sum needs no atomics and is added in the
-// CPU's order; dwte rows can repeat across positions, hence the atomics there. Consecutive
+// One thread per (t, c) walks the batch: the dwpe sum is added in the CPU's order. Consecutive
 // threads take consecutive channels, so every access of a warp is one contiguous segment.
 __global__ void __launch_bounds__(kThreads)
-    encoder_backward_kernel(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens,
-                            int B, int T, int C) {
+    encoder_wpe_backward_kernel(float* dwpe, const float* dout, int B, int T, int C) {
     const size_t tc = static_cast<size_t>(T) * C;
     for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < tc;
          i += size_t{gridDim.x} * blockDim.x) {
-        const size_t t = i / static_cast<size_t>(C);
-        const size_t c = i - t * static_cast<size_t>(C);
-        float acc = dwpe != nullptr ? dwpe[i] : 0.0f;
-        for (int b = 0; b < B; ++b) {
-            const size_t row = static_cast<size_t>(b) * T + t;
-            const float d = dout[row * C + c];
-            atomicAdd(dwte + size_t{tokens[row]} * C + c, d);
-            acc += d;
-        }
-        if (dwpe != nullptr) dwpe[i] = acc;
+        float acc = dwpe[i];
+        for (int b = 0; b < B; ++b) acc += dout[static_cast<size_t>(b) * tc + i];
+        dwpe[i] = acc;
+    }
+}
+
+// dwte rows repeat wherever a token does. With the rows in token order, each token's rows are
+// one run: the thread of a run's first row and a channel adds the whole run, in row order, as
+// the CPU reference does. No two threads touch one element, so no atomics and the same bits in
+// every run (float atomics would add in whatever order the threads get there).
+__global__ void __launch_bounds__(kThreads)
+    encoder_wte_backward_kernel(float* dwte, const float* dout, const uint32_t* tokens,
+                                const uint32_t* order, size_t N, int C) {
+    const size_t total = N * static_cast<size_t>(C);
+    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < total;
+         i += size_t{gridDim.x} * blockDim.x) {
+        const size_t j = i / static_cast<size_t>(C);
+        const size_t c = i - j * static_cast<size_t>(C);
+        const uint32_t token = tokens[order[j]];
+        if (j > 0 && tokens[order[j - 1]] == token) continue;  // not the run's first row
+        float* out = dwte + size_t{token} * C + c;
+        float acc = *out;
+        for (size_t k = j; k < N && tokens[order[k]] == token; ++k)
+            acc += dout[size_t{order[k]} * C + c];
+        *out = acc;
     }
 }
 
@@ -83,12 +96,17 @@ void encoder_forward(bf16* out, const uint32_t* tokens, const bf16* wte, const b
                                out, tokens, wte, wpe, T, C, total);
 }
 
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens, int B,
-                      int T, int C, cudaStream_t stream) {
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const uint32_t* tokens,
+                      const uint32_t* order, int B, int T, int C, cudaStream_t stream) {
     if (B <= 0 || T <= 0 || C <= 0) return;
-    trainrig::cuda::launch(encoder_backward_kernel,
-                           {blocks_for(static_cast<size_t>(T) * C), kThreads, 0, stream}, dwte,
-                           dwpe, dout, tokens, B, T, C);
+    const size_t N = static_cast<size_t>(B) * static_cast<size_t>(T);
+    trainrig::cuda::launch(encoder_wte_backward_kernel,
+                           {blocks_for(N * static_cast<size_t>(C)), kThreads, 0, stream}, dwte,
+                           dout, tokens, order, N, C);
+    if (dwpe != nullptr)
+        trainrig::cuda::launch(encoder_wpe_backward_kernel,
+                               {blocks_for(static_cast<size_t>(T) * C), kThreads, 0, stream}, dwpe,
+                               dout, B, T, C);
 }
 
 }  // namespace trainrig::train::cuda

@@ -16,13 +16,10 @@ using vec::store;
 
 constexpr float kEps = 1e-5f;
 constexpr int kFwdWarps = 8;
-// Backward keeps dw/db partials per block in shared memory: bigger blocks over more rows each
-// mean fewer global atomics at the end. 16 warps × 264 blocks = 2 blocks on each of an
+// Backward: one warp per row, 16 warps × at most 264 blocks = 2 blocks on each of an
 // H100/H200's 132 SMs, 32 warps per SM.
 constexpr int kBwdWarps = 16;
 constexpr unsigned kBwdMaxBlocks = 264;
-// The default dynamic shared memory limit; above it the kernel must opt in.
-constexpr size_t kDefaultSmem = 48 * 1024;
 
 __device__ float warp_sum(float v) {
 #pragma unroll
@@ -77,21 +74,11 @@ __global__ void __launch_bounds__(kFwdWarps * 32)
     }
 }
 
-// Warps stride over rows; dw/db partials gather in shared memory (2·C floats, dynamic) and
-// each block adds them to global memory once. Scalar accesses: consecutive lanes take
-// consecutive channels, so the shared-memory atomics of a warp hit 32 different banks.
+// The input gradient; warps stride over rows. dw and db are column sums, added in a fixed order
+// by column_sums.cu.
 __global__ void __launch_bounds__(kBwdWarps * 32)
-    layernorm_backward_kernel(float* dinp, float* dw, float* db, const bf16* dout, const bf16* inp,
-                              const bf16* w, const float* mean, const float* rstd, int N, int C) {
-    TRAINRIG_DYNAMIC_SHARED(float, smem);
-    float* sdw = smem;
-    float* sdb = smem + C;
-    for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x)) {
-        sdw[c] = 0.0f;
-        sdb[c] = 0.0f;
-    }
-    __syncthreads();
-
+    layernorm_backward_kernel(float* dinp, const bf16* dout, const bf16* inp, const bf16* w,
+                              const float* mean, const float* rstd, int N, int C) {
     const int lane = static_cast<int>(threadIdx.x % 32);
     for (size_t row = size_t{blockIdx.x} * kBwdWarps + threadIdx.x / 32;
          row < static_cast<size_t>(N); row += size_t{gridDim.x} * kBwdWarps) {
@@ -115,15 +102,7 @@ __global__ void __launch_bounds__(kBwdWarps * 32)
             const float dc = __bfloat162float(d[c]);
             const float norm = (xc - m) * s;
             di[c] += (__bfloat162float(w[c]) * dc - dnorm_mean - norm * dnorm_norm_mean) * s;
-            atomicAdd(sdw + c, dc * (xc - m) * s);
-            atomicAdd(sdb + c, dc);
         }
-    }
-
-    __syncthreads();  // every warp's shared atomics are in before they are read
-    for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x)) {
-        atomicAdd(dw + c, sdw[c]);
-        atomicAdd(db + c, sdb[c]);
     }
 }
 
@@ -142,24 +121,15 @@ void layernorm_forward(bf16* out, float* mean, float* rstd, const bf16* inp, con
                                out, mean, rstd, inp, w, b, N, C);
 }
 
-KernelSetupError layernorm_configure(int C) {
-    const size_t smem = 2 * static_cast<size_t>(C > 0 ? C : 0) * sizeof(float);
-    if (smem <= kDefaultSmem) return {};
-    const cudaError_t e =
-        cudaFuncSetAttribute(layernorm_backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(smem));
-    return {e, e == cudaSuccess ? "" : "layernorm_backward_kernel", smem};
-}
-
 void layernorm_backward(float* dinp, float* dw, float* db, const bf16* dout, const bf16* inp,
                         const bf16* w, const float* mean, const float* rstd, int N, int C,
-                        cudaStream_t stream) {
+                        float* scratch, cudaStream_t stream) {
     if (N <= 0 || C <= 0) return;
-    const size_t smem = 2 * static_cast<size_t>(C) * sizeof(float);
     const size_t needed = (static_cast<size_t>(N) + kBwdWarps - 1) / kBwdWarps;
     const unsigned blocks = needed < kBwdMaxBlocks ? static_cast<unsigned>(needed) : kBwdMaxBlocks;
-    trainrig::cuda::launch(layernorm_backward_kernel, {blocks, kBwdWarps * 32, smem, stream}, dinp,
-                           dw, db, dout, inp, w, mean, rstd, N, C);
+    trainrig::cuda::launch(layernorm_backward_kernel, {blocks, kBwdWarps * 32, 0, stream}, dinp,
+                           dout, inp, w, mean, rstd, N, C);
+    layernorm_weight_backward(dw, db, dout, inp, mean, rstd, N, C, scratch, stream);
 }
 
 }  // namespace trainrig::train::cuda

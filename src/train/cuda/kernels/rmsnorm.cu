@@ -16,12 +16,9 @@ using vec::load;
 using vec::store;
 
 constexpr int kFwdWarps = 8;
-// As layernorm.cu: dw partials per block in shared memory, 2 blocks of 16 warps on each of an
-// H100/H200's 132 SMs.
+// As layernorm.cu: 2 blocks of 16 warps on each of an H100/H200's 132 SMs.
 constexpr int kBwdWarps = 16;
 constexpr unsigned kBwdMaxBlocks = 264;
-// The default dynamic shared memory limit; above it the kernel must opt in.
-constexpr size_t kDefaultSmem = 48 * 1024;
 
 __device__ float warp_sum(float v) {
 #pragma unroll
@@ -63,17 +60,10 @@ __global__ void __launch_bounds__(kFwdWarps * 32)
 }
 
 // With y = x·s·w: dx = s·(w∘dy) − x·s³·mean(x∘w∘dy), dw = Σ_rows dy·x·s. Warps stride over
-// rows; dw partials gather in shared memory (C floats, dynamic) and each block adds them to
-// global memory once. Scalar accesses: consecutive lanes take consecutive channels, so the
-// shared-memory atomics of a warp hit 32 different banks.
+// rows for dx; dw is a column sum, added in a fixed order by column_sums.cu.
 __global__ void __launch_bounds__(kBwdWarps * 32)
-    rmsnorm_backward_kernel(float* dinp, float* dw, const bf16* dout, const bf16* inp,
-                            const bf16* w, const float* rstd, int N, int C) {
-    TRAINRIG_DYNAMIC_SHARED(float, sdw);
-    for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x))
-        sdw[c] = 0.0f;
-    __syncthreads();
-
+    rmsnorm_backward_kernel(float* dinp, const bf16* dout, const bf16* inp, const bf16* w,
+                            const float* rstd, int N, int C) {
     const int lane = static_cast<int>(threadIdx.x % 32);
     for (size_t row = size_t{blockIdx.x} * kBwdWarps + threadIdx.x / 32;
          row < static_cast<size_t>(N); row += size_t{gridDim.x} * kBwdWarps) {
@@ -91,13 +81,8 @@ __global__ void __launch_bounds__(kBwdWarps * 32)
             const float xc = __bfloat162float(x[c]);
             const float dc = __bfloat162float(d[c]);
             di[c] += __bfloat162float(w[c]) * dc * s - xc * k;
-            atomicAdd(sdw + c, dc * xc * s);
         }
     }
-
-    __syncthreads();  // every warp's shared atomics are in before they are read
-    for (int c = static_cast<int>(threadIdx.x); c < C; c += static_cast<int>(blockDim.x))
-        atomicAdd(dw + c, sdw[c]);
 }
 
 }  // namespace
@@ -115,23 +100,14 @@ void rmsnorm_forward(bf16* out, float* rstd, const bf16* inp, const bf16* w, int
                                rstd, inp, w, N, C, eps);
 }
 
-KernelSetupError rmsnorm_configure(int C) {
-    const size_t smem = static_cast<size_t>(C > 0 ? C : 0) * sizeof(float);
-    if (smem <= kDefaultSmem) return {};
-    const cudaError_t e =
-        cudaFuncSetAttribute(rmsnorm_backward_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(smem));
-    return {e, e == cudaSuccess ? "" : "rmsnorm_backward_kernel", smem};
-}
-
 void rmsnorm_backward(float* dinp, float* dw, const bf16* dout, const bf16* inp, const bf16* w,
-                      const float* rstd, int N, int C, cudaStream_t stream) {
+                      const float* rstd, int N, int C, float* scratch, cudaStream_t stream) {
     if (N <= 0 || C <= 0) return;
-    const size_t smem = static_cast<size_t>(C) * sizeof(float);
     const size_t needed = (static_cast<size_t>(N) + kBwdWarps - 1) / kBwdWarps;
     const unsigned blocks = needed < kBwdMaxBlocks ? static_cast<unsigned>(needed) : kBwdMaxBlocks;
-    trainrig::cuda::launch(rmsnorm_backward_kernel, {blocks, kBwdWarps * 32, smem, stream}, dinp,
-                           dw, dout, inp, w, rstd, N, C);
+    trainrig::cuda::launch(rmsnorm_backward_kernel, {blocks, kBwdWarps * 32, 0, stream}, dinp, dout,
+                           inp, w, rstd, N, C);
+    rmsnorm_weight_backward(dw, dout, inp, rstd, N, C, scratch, stream);
 }
 
 }  // namespace trainrig::train::cuda

@@ -1,0 +1,104 @@
+// The commands a user runs on a GPU server, run on the emulated device (docs/testing.md, "The
+// emulated GPU"): every GPU benchmark through `trainrig bench run` checks its own results, and
+// `trainrig validate --level quick` with the fake NVML describing the same GPUs runs every GPU
+// stage. Neither ever judges the emulated timings or calls the machine READY.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "../unit/temp_dir_test.h"
+#include "core/emulated_gpu.h"
+#include "run_binary.h"
+
+namespace trainrig::test {
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+// Four emulated A100s at the bus ids of the fake NVML's (epyc-4xa100-healthy.json: 4 x A100
+// SXM4 80GB), so NVML and CUDA describe the same devices; 4 GB of memory each is enough here.
+std::string emulated_env() {
+    // The fake library is built beside the plain trainrig, not the emulated build's copy.
+    return "TRAINRIG_NVML_LIBRARY=" TRAINRIG_FAKE_NVML_LIB " TRAINRIG_FAKE_NVML=" +
+           std::string(TRAINRIG_SOURCE_DIR) +
+           "/tests/fixtures/nvml/epyc-4xa100-healthy.json"
+           " TRAINRIG_EMULATED_GPUS=0000:41:00.0,0000:61:00.0,0000:a1:00.0,0000:c1:00.0"
+           " TRAINRIG_EMULATED_GPU_MEMORY=4G TRAINRIG_EMULATED_GPU_MODEL=a100-80g-sxm";
+}
+
+class EmulatedCli : public TempDirTest {
+protected:
+    std::string env_ = emulated_env();
+};
+
+// Every record: measured on an emulated GPU, its own data check passed, and no expectation (so
+// "info", never pass or fail).
+void expect_emulated_and_verified(const json& record) {
+    SCOPED_TRACE(record.dump().substr(0, 600));
+    ASSERT_TRUE(record["target"]["gpu_name"].is_string());
+    EXPECT_TRUE(is_emulated_gpu(record["target"]["gpu_name"].get<std::string>()));
+    EXPECT_EQ(record["verified"], true) << record["verify_detail"];
+    EXPECT_TRUE(record["expected"].is_null());
+    EXPECT_EQ(record["no_expectation"], kEmulatedNoExpectation);
+    EXPECT_EQ(record["status"], "info");
+    EXPECT_FALSE(record["samples"].empty());
+}
+
+TEST_F(EmulatedCli, EveryGpuBenchmarkRunsAndChecksItsOwnResults) {
+    const auto r = run_trainrig(
+        "bench run h2d d2h hbm gemm p2p nccl burn train --train-backend cuda --json --quick", env_);
+    ASSERT_EQ(r.rc, 0) << r.err << r.out.substr(0, 3000);
+    const json doc = json::parse(r.out);
+    EXPECT_TRUE(doc["errors"].empty()) << doc["errors"];
+    EXPECT_TRUE(doc["skipped"].empty()) << doc["skipped"];
+    std::map<std::string, int> per_bench;
+    for (const auto& rec : doc["results"]) {
+        ++per_bench[rec["bench"].get<std::string>()];
+        expect_emulated_and_verified(rec);
+    }
+    for (const char* bench : {"h2d", "d2h", "hbm", "gemm", "p2p", "nccl", "burn", "train"})
+        EXPECT_GT(per_bench[bench], 0) << bench << " gave no record";
+    EXPECT_EQ(doc["summary"]["fail"], 0);
+    EXPECT_EQ(doc["summary"]["pass"], 0);
+}
+
+TEST_F(EmulatedCli, QuickValidateRunsEveryGpuStageAndIsNeverReady) {
+    const fs::path report = dir_ / "report";
+    // The stack rules compare the fake driver with this machine's (newer) CUDA toolkit: skipped,
+    // as the other live validate tests do.
+    const auto r = run_trainrig(
+        "validate --level quick --json --skip stack --report " + report.string(), env_);
+    ASSERT_EQ(r.rc, 2) << r.err << r.out.substr(0, 4000);
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc["scope"], "emulated");
+    EXPECT_EQ(doc["verdict"], "UNKNOWN") << doc["verdict_line"];
+    EXPECT_NE(doc["verdict_line"].get<std::string>().find("emulated GPU"), std::string::npos)
+        << doc["verdict_line"];
+    std::map<std::string, json> stages;
+    for (const auto& s : doc["stages"]) stages[s["name"]] = s;
+    for (const char* name : {"doctor", "topology", "gpu-bench", "training", "watch"})
+        EXPECT_EQ(stages[name]["state"], "ran") << name << ": " << stages[name];
+    // No item comes from an emulated timing.
+    for (const auto& item : doc["items"])
+        EXPECT_FALSE(item["id"].get<std::string>().starts_with("bench."))
+            << item.dump().substr(0, 600);
+    // The training stage trained on the CUDA backend, on the emulated GPU, and learned.
+    bool trained = false;
+    for (const auto& rec : doc["bench"]["results"]) {
+        if (rec["bench"] == "train") {
+            trained = true;
+            EXPECT_EQ(rec["params"]["backend"], "cuda") << rec["params"];
+        }
+        if (rec["target"].contains("gpu_name")) expect_emulated_and_verified(rec);
+    }
+    EXPECT_TRUE(trained);
+    // The signed report says so in words.
+    EXPECT_NE(slurp(report / "report.md").find("emulated GPU"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainrig::test

@@ -13,9 +13,11 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bench/collective_math.h"
+#include "bench/node_placement.h"
 #include "core/local_rank.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/nccl_world.h"
@@ -46,37 +48,29 @@ struct Placement {
     std::vector<std::string> hosts;  // every node's name, on world rank 0
 };
 
-// Which node each rank is on: ranks sharing memory are one node; node leaders (local rank 0)
-// number the nodes and send their names to world rank 0, itself the leader of node 0.
+// Which node each rank is on: every rank's host name, gathered to all of them, grouped by
+// bench/node_placement.h (NCCL's own idea of a host; MPI_COMM_TYPE_SHARED would be the launcher's).
 Placement place() {
     Placement p;
     MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
-    MPI_Comm node_comm = MPI_COMM_NULL;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, p.rank, MPI_INFO_NULL, &node_comm);
-    MPI_Comm_rank(node_comm, &p.local_rank);
-    MPI_Comm leaders = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, p.local_rank == 0 ? 0 : MPI_UNDEFINED, p.rank, &leaders);
-    int where[2] = {0, 0};  // this node's index, the number of nodes
-    if (leaders != MPI_COMM_NULL) {
-        MPI_Comm_rank(leaders, &where[0]);
-        MPI_Comm_size(leaders, &where[1]);
-        char host[MPI_MAX_PROCESSOR_NAME] = {};
-        int len = 0;
-        MPI_Get_processor_name(host, &len);
-        std::vector<char> all(static_cast<size_t>(where[1]) * MPI_MAX_PROCESSOR_NAME);
-        MPI_Gather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
-                   MPI_CHAR, 0, leaders);
-        if (where[0] == 0)
-            for (int i = 0; i < where[1]; ++i) {
-                const char* name = all.data() + static_cast<size_t>(i) * MPI_MAX_PROCESSOR_NAME;
-                p.hosts.emplace_back(name, strnlen(name, MPI_MAX_PROCESSOR_NAME));
-            }
-        MPI_Comm_free(&leaders);
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char host[MPI_MAX_PROCESSOR_NAME] = {};
+    int len = 0;
+    MPI_Get_processor_name(host, &len);
+    std::vector<char> all(static_cast<size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+    MPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME,
+                  MPI_CHAR, MPI_COMM_WORLD);
+    std::vector<std::string> names;
+    for (int r = 0; r < size; ++r) {
+        const char* name = all.data() + static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME;
+        names.emplace_back(name, strnlen(name, MPI_MAX_PROCESSOR_NAME));
     }
-    MPI_Bcast(where, 2, MPI_INT, 0, node_comm);
-    MPI_Comm_free(&node_comm);
-    p.node = where[0];
-    p.nodes = where[1];
+    bench::NodePlacement where = bench::place_by_host_name(names, p.rank);
+    p.node = where.node;
+    p.nodes = where.nodes;
+    p.local_rank = where.local_rank;
+    if (p.rank == 0) p.hosts = std::move(where.hosts);
     return p;
 }
 

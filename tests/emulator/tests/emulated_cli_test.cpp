@@ -4,9 +4,12 @@
 // stage. Neither ever judges the emulated timings or calls the machine READY.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "../unit/temp_dir_test.h"
@@ -98,6 +101,40 @@ TEST_F(EmulatedCli, QuickValidateRunsEveryGpuStageAndIsNeverReady) {
     EXPECT_TRUE(trained);
     // The signed report says so in words.
     EXPECT_NE(slurp(report / "report.md").find("emulated GPU"), std::string::npos);
+}
+
+// nccl-pairs between two nodes on this machine: each rank in a UTS namespace of its own with a
+// host name of its own (nccl-pairs, like NCCL, tells nodes apart by name), one emulated GPU
+// each, NCCL between them through the emulator's shared memory. Rank 0 reports the pair.
+TEST_F(EmulatedCli, NcclPairsMeasuresThePairOfTwoNodes) {
+    if (std::system("unshare -u true 2>/dev/null") != 0)
+        GTEST_SKIP() << "no UTS namespaces here (unshare -u needs CAP_SYS_ADMIN)";
+    const fs::path node = dir_ / "node.sh";
+    std::ofstream(node)
+        << "#!/bin/sh\n"
+           "exec unshare -u sh -c 'hostname \"emulated-node-$OMPI_COMM_WORLD_RANK\" "
+           "&& exec \"$0\" \"$@\"' " TRAINRIG_BINARY " \"$@\"\n";
+    fs::permissions(node, fs::perms::owner_all);
+    const auto r =
+        run_sh(env_ +
+               " TRAINRIG_EMULATED_GPUS=0000:41:00.0 OMPI_ALLOW_RUN_AS_ROOT=1 "
+               "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+               "ASAN_OPTIONS=detect_leaks=0 mpirun --oversubscribe -np 2 -x "
+               "ASAN_OPTIONS -x TRAINRIG_EMULATED_GPUS -x TRAINRIG_EMULATED_GPU_MEMORY " +
+               node.string() + " bench run nccl-pairs --quick --json");
+    ASSERT_EQ(r.rc, 0) << r.err << r.out.substr(0, 3000);
+    // Every rank prints its document, in whatever order; rank 0's holds the pairs.
+    std::istringstream out(r.out);
+    bool pair = false;
+    for (json doc; out >> std::ws && out.peek() == '{' && (out >> doc);) {
+        EXPECT_TRUE(doc["errors"].empty()) << doc["errors"];
+        for (const auto& rec : doc["results"]) {
+            if (rec["bench"] != "nccl-pairs") continue;
+            pair = pair || rec["target"]["nodes"] == "emulated-node-0+emulated-node-1";
+            EXPECT_EQ(rec["verified"], true) << rec.dump().substr(0, 600);
+        }
+    }
+    EXPECT_TRUE(pair) << r.out.substr(0, 3000);
 }
 
 }  // namespace

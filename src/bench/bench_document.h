@@ -24,6 +24,9 @@ struct BenchRun {
     std::vector<Note> skipped;  // did not apply here: the reason
     std::vector<Note> errors;   // applied, but could not run: the error sentence
     bool unavailable = false;   // a benchmark named on the command line was skipped
+    // False on the ranks of a multi-process launch that do not report: another rank's document
+    // is the run's, so this process prints and writes none (Benchmark::reports_here).
+    bool reporting = true;
 
     // 2 if a benchmark could not run (or one asked for by name was skipped), else 1 if a
     // measurement failed, else 0.

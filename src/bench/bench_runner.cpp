@@ -25,6 +25,7 @@ bool run_benchmarks(const std::vector<Benchmark*>& chosen, const BenchContext& c
         const size_t first = run.records.size();
         const Status s = b->run(ctx, run.records);
         ran_gpu |= needs_gpu(b->id());
+        run.reporting = run.reporting && b->reports_here();
         if (ctx.cancelled()) {
             // What it measured until the stop request is evidence, not the machine's figure.
             for (size_t i = first; i < run.records.size(); ++i) run.records[i].partial = true;

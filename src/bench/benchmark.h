@@ -60,6 +60,9 @@ public:
     // Appends its records to `out` as they are measured, so a failure part way (or an
     // interruption) keeps what was measured before it.
     virtual Status run(const BenchContext& ctx, std::vector<BenchRecord>& out) = 0;
+    // After run(): false when this process is a rank of a multi-process benchmark that another
+    // rank reports (nccl and nccl-pairs under a launcher: rank 0 does).
+    virtual bool reports_here() const { return true; }
 };
 
 // Every benchmark, in the order `bench list` shows them. To add one, write a class in its own

@@ -101,9 +101,10 @@ public:
         const Plugin& p = Plugin::get();
         if (!p.unavailable().empty()) return p.unavailable();
         if (across_nodes_ && launched_ranks() < 2)
-            return fmt::format("runs under mpirun across nodes, one process per GPU (mpirun "
-                               "-npernode G --hostfile hosts trainrig bench run {})",
-                               id_);
+            return fmt::format(
+                "runs under mpirun across nodes, one process per GPU (mpirun "
+                "-npernode G --hostfile hosts trainrig bench run {})",
+                id_);
         const auto& devices = p.listing().value("devices", nlohmann::json::array());
         const int usable = ctx.options.gpus.empty() ? static_cast<int>(devices.size())
                                                     : static_cast<int>(ctx.options.gpus.size());
@@ -121,6 +122,7 @@ public:
                                         {"repeats", ctx.options.repeats}};
         auto answer = Plugin::get().run(request);
         if (!answer) return answer.status();
+        reporting_ = answer->value("reporting", true);
         // Records come back even when the benchmark stopped part way (the ABI's promise).
         for (const auto& j : answer->value("records", nlohmann::json::array())) {
             auto r = record_from_json(j);
@@ -134,11 +136,14 @@ public:
         return Status{};
     }
 
+    bool reports_here() const override { return reporting_; }
+
 private:
     const char* id_;
     const char* description_;
     int min_gpus_;
     bool across_nodes_;
+    bool reporting_ = true;
 };
 
 }  // namespace

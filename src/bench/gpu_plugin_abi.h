@@ -13,7 +13,9 @@
 //   {"bench": "h2d"|"d2h"|"hbm"|"gemm"|"p2p"|"nccl"|"burn", "quick": bool,
 //    "gpus": [indices] (empty: all), "seconds": burn duration, "repeats": 0 = the bench's default}
 // and returns
-//   {"records": [record...], "error": null | "one sentence"}
+//   {"records": [record...], "reporting": bool, "error": null | "one sentence"}
+// "reporting" is false on a rank of a multi-process launch (nccl, nccl-pairs under mpirun) other
+// than the one that reports: it took part, its records are rank 0's to give.
 // where a record is the trainrig.bench record without the verdict fields (docs/formats.md):
 //   {"bench", "name", "params", "target", "unit", "samples", "counted", "verified",
 //    "verify_detail"}

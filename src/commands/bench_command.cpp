@@ -210,10 +210,12 @@ public:
         hooks.starting = [&](const bench::Benchmark& b) {
             if (tty) std::fprintf(stderr, "bench: running %s ...\n", b.id());
         };
+        auto say_failed = [](const std::string& id, const std::string& why) {
+            std::fprintf(stderr, "trainrig bench: %s: %s.\n", id.c_str(), why.c_str());
+        };
         // The table shows errors; JSON or a file does not reach the person running it.
         hooks.failed = [&](const bench::Benchmark& b, const Status& s) {
-            if (json_ || output_.output)
-                std::fprintf(stderr, "trainrig bench: %s: %s.\n", b.id(), s.message().c_str());
+            if (json_ || output_.output) say_failed(b.id(), s.message());
         };
         const bool finished = bench::run_benchmarks(chosen, ctx, result, hooks);
         if (!finished && !keep_partial_)
@@ -221,6 +223,13 @@ public:
         if (baseline) bench::apply_baseline(result.records, *baseline);
 
         const int code = finished ? result.exit_code() : 128 + CancelSignals::received();
+        // Another rank reports this run (nccl, nccl-pairs under a launcher): one document, not
+        // one per rank on a shared stdout or -o file. This rank says only what failed here.
+        if (!result.reporting) {
+            if (!json_ && !output_.output)
+                for (const auto& e : result.errors) say_failed(e.bench, e.text);
+            return code;
+        }
         nlohmann::json doc = bench::bench_document(result);
         if (!finished) doc["interrupted"] = true;
         const std::string text = json_ ? json_result(std::move(doc), "bench run", code)

@@ -73,6 +73,14 @@ struct GpuRecord {
     }
 };
 
-using Records = std::vector<nlohmann::json>;
+// What a benchmark gives back: its records, and whether this process reports them. Under a
+// multi-process launch (nccl, nccl-pairs) every rank measures and only rank 0 reports; the
+// others answer "reporting": false (gpu_plugin_abi.h) and `bench run` prints nothing for them.
+struct Records {
+    std::vector<nlohmann::json> list;
+    bool reporting = true;
+
+    void push_back(nlohmann::json record) { list.push_back(std::move(record)); }
+};
 
 }  // namespace trainrig::cuda

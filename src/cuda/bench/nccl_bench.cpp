@@ -253,6 +253,7 @@ Status run_nccl_bench(const BenchContext& ctx, Records& out) {
     auto world = NcclWorld::create(ctx.gpus);
     if (!world.ok()) return world.status();
     NcclWorld& w = world.value();
+    out.reporting = w.reports();
     const int samples = ctx.repeats_or(ctx.request.quick ? 3 : 5);
     for (const Collective c : bench::all_collectives())
         for (const size_t size : bench::collective_sizes(ctx.sweep())) {

@@ -327,6 +327,7 @@ Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out) {
     const auto rounds =
         k > 0 ? fleet::sampled_rounds(p.nodes, k, 1) : fleet::all_pairs_rounds(p.nodes);
 
+    out.reporting = p.rank == 0;  // rank 0 gets every pair's outcome (run_rounds)
     std::string error;
     const auto first = run_rounds(p, rounds, gpu, size, samples, error);
     std::vector<fleet::PairResult> results;

@@ -92,7 +92,8 @@ nlohmann::json run_json(const char* request_text, const volatile int* cancel) {
         if (!s.ok())
             err = s.next_step().empty() ? s.message()
                                         : fmt::format("{}; {}", s.message(), s.next_step());
-        return nlohmann::json{{"records", records}, {"error", err}};
+        return nlohmann::json{
+            {"records", records.list}, {"reporting", records.reporting}, {"error", err}};
     };
     auto request = parse_request(request_text);
     if (!request.ok()) return reply(request.status());

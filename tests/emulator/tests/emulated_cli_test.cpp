@@ -9,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "../unit/temp_dir_test.h"
@@ -103,6 +102,48 @@ TEST_F(EmulatedCli, QuickValidateRunsEveryGpuStageAndIsNeverReady) {
     EXPECT_NE(slurp(report / "report.md").find("emulated GPU"), std::string::npos);
 }
 
+// `validate --fleet` under mpirun, two ranks on this machine: each validates its node alone (its
+// stages see no MPI launcher: the nccl benchmark runs single-process over the node's four GPUs),
+// rank 0 gathers the two reports and judges the fleet. An emulated node is UNKNOWN, so the
+// fleet is. The training stage is the single node's test's (above).
+TEST_F(EmulatedCli, FleetValidateJudgesTwoEmulatedNodes) {
+    const fs::path report = dir_ / "fleet";
+    const auto r =
+        run_sh(env_ +
+               " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+               "OMPI_MCA_btl=self,vader ASAN_OPTIONS=detect_leaks=0 mpirun "
+               "--oversubscribe -np 2 -x ASAN_OPTIONS -x TRAINRIG_NVML_LIBRARY -x "
+               "TRAINRIG_FAKE_NVML -x TRAINRIG_EMULATED_GPUS -x "
+               "TRAINRIG_EMULATED_GPU_MEMORY -x TRAINRIG_EMULATED_GPU_MODEL " TRAINRIG_BINARY
+               " validate --fleet --level quick --no-report --json "
+               "--skip stack,host-bench,data-path,training,watch --fleet-report " +
+               report.string());
+    ASSERT_EQ(r.rc, 2) << r.err.substr(0, 3000) << r.out.substr(0, 3000);
+    const json doc = json::parse(r.out);  // rank 0's alone
+    EXPECT_EQ(doc["schema"], "trainrig.fleet");
+    ASSERT_EQ(doc["nodes"].size(), 2u) << doc["nodes"];
+    for (const auto& n : doc["nodes"]) EXPECT_EQ(n["state"], "UNKNOWN") << n;
+    int nodes = 0;
+    for (const auto& dir : fs::directory_iterator(report / "nodes")) {
+        ++nodes;
+        const json node = json::parse(std::ifstream(dir.path() / "report.json"));
+        SCOPED_TRACE(dir.path().string());
+        EXPECT_EQ(node["scope"], "emulated");
+        for (const auto& s : node["stages"])
+            if (s["name"] == "gpu-bench") EXPECT_EQ(s["state"], "ran") << s;
+        bool nccl = false;
+        for (const auto& rec : node["bench"]["results"]) {
+            if (rec["bench"] != "nccl") continue;
+            nccl = true;
+            EXPECT_EQ(rec["params"]["launcher"], "single-process") << rec["params"];
+            EXPECT_EQ(rec["params"]["ranks"], 4);
+            expect_emulated_and_verified(rec);
+        }
+        EXPECT_TRUE(nccl);
+    }
+    EXPECT_EQ(nodes, 2);
+}
+
 // nccl-pairs between two nodes on this machine: each rank in a UTS namespace of its own with a
 // host name of its own (nccl-pairs, like NCCL, tells nodes apart by name), one emulated GPU
 // each, NCCL between them through the emulator's shared memory. Rank 0 reports the pair.
@@ -115,26 +156,27 @@ TEST_F(EmulatedCli, NcclPairsMeasuresThePairOfTwoNodes) {
            "exec unshare -u sh -c 'hostname \"emulated-node-$OMPI_COMM_WORLD_RANK\" "
            "&& exec \"$0\" \"$@\"' " TRAINRIG_BINARY " \"$@\"\n";
     fs::permissions(node, fs::perms::owner_all);
+    const fs::path pairs = dir_ / "pairs.json";
     const auto r =
         run_sh(env_ +
                " TRAINRIG_EMULATED_GPUS=0000:41:00.0 OMPI_ALLOW_RUN_AS_ROOT=1 "
                "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
                "ASAN_OPTIONS=detect_leaks=0 mpirun --oversubscribe -np 2 -x "
                "ASAN_OPTIONS -x TRAINRIG_EMULATED_GPUS -x TRAINRIG_EMULATED_GPU_MEMORY " +
-               node.string() + " bench run nccl-pairs --quick --json");
+               node.string() + " bench run nccl-pairs --quick --json -o " + pairs.string());
     ASSERT_EQ(r.rc, 0) << r.err << r.out.substr(0, 3000);
-    // Every rank prints its document, in whatever order; rank 0's holds the pairs.
-    std::istringstream out(r.out);
-    bool pair = false;
-    for (json doc; out >> std::ws && out.peek() == '{' && (out >> doc);) {
-        EXPECT_TRUE(doc["errors"].empty()) << doc["errors"];
-        for (const auto& rec : doc["results"]) {
-            if (rec["bench"] != "nccl-pairs") continue;
-            pair = pair || rec["target"]["nodes"] == "emulated-node-0+emulated-node-1";
-            EXPECT_EQ(rec["verified"], true) << rec.dump().substr(0, 600);
-        }
+    // One document, rank 0's: the other rank took part and writes nothing.
+    EXPECT_EQ(r.out.find('{'), std::string::npos) << r.out.substr(0, 3000);
+    const json doc = json::parse(std::ifstream(pairs));
+    EXPECT_TRUE(doc["errors"].empty()) << doc["errors"];
+    bool pair = false, verdict = false;
+    for (const auto& rec : doc["results"]) {
+        if (rec["bench"] != "nccl-pairs") continue;
+        pair = pair || rec["target"]["nodes"] == "emulated-node-0+emulated-node-1";
+        verdict = verdict || rec["name"] == "bad_nodes";
+        EXPECT_EQ(rec["verified"], true) << rec.dump().substr(0, 600);
     }
-    EXPECT_TRUE(pair) << r.out.substr(0, 3000);
+    EXPECT_TRUE(pair && verdict) << doc.dump().substr(0, 3000);
 }
 
 }  // namespace

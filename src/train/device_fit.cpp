@@ -13,7 +13,7 @@
 namespace trainrig::train {
 namespace {
 
-// "120.5 KiB", "99 KiB".
+// "111.5 KiB", "99 KiB".
 std::string kib(size_t bytes) {
     std::string s = fmt::format("{:.1f}", static_cast<double>(bytes) / 1024.0);
     if (s.ends_with(".0")) s.resize(s.size() - 2);

@@ -96,9 +96,10 @@ struct Dims {
 };
 
 // Blocks per SM the register allocation is sized for. Backward: two, all that the ~80-90 KiB of
-// shared memory per block allows anyway up to HS = 64 (at 128 a block takes 111-120.5 KiB, so
-// one fits an SM). Forward: three up to HS = 64 (54 KiB each), which keeps
-// the registers below 170 without spilling; two at HS = 128, where shared memory allows no more.
+// shared memory per block allows anyway up to HS = 64; at 128 a block takes 111-111.5 KiB, two
+// of which fit an H100's SM and one an A100's. Forward: three up to HS = 64 (54 KiB each), which
+// keeps the registers below 170 without spilling; two at HS = 128, where shared memory allows no
+// more.
 constexpr int kBwdMinBlocks = 2;
 template <int HS>
 constexpr int kFwdMinBlocks = HS <= 64 ? 3 : 2;
@@ -426,10 +427,9 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
     bf16* sV = sK + D::kTileElems;
     bf16* sQ = sV + D::kTileElems;
     bf16* sdO = sQ + D::kTileElems;
-    bf16* sPT = sdO + D::kTileElems;
-    bf16* sDST = sPT + D::kPElems;
-    float* sL = reinterpret_cast<float*>(sDST + D::kPElems);  // lse·log2(e) per query
-    float* sD = sL + kTile;                                   // D per query
+    bf16* sPT = sdO + D::kTileElems;                         // Pᵀ, then dSᵀ in the same place
+    float* sL = reinterpret_cast<float*>(sPT + D::kPElems);  // lse·log2(e) per query
+    float* sD = sL + kTile;                                  // D per query
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int row = lane / 2, half = lane % 2;
@@ -449,7 +449,6 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
     float* sS = sF + warp * D::kBwdWarpF;  // this warp's Sᵀ, then its dK and dV rows
     float* sdP = sS + D::kScoreF;
     bf16* sPTw = sPT + warp * kFrag * D::kLdP;
-    bf16* sDSTw = sDST + warp * kFrag * D::kLdP;
     const bf16* sKw = sK + warp * kFrag * D::kLdH;
     const bf16* sVw = sV + warp * kFrag * D::kLdH;
 
@@ -494,35 +493,39 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
 
         // Row `row` of this warp's tiles is key `key`, column col is query q0 + col; visible
         // when the query is a real row at or after the key. Masked entries are exact zeros.
+        // Pᵀ and then dSᵀ pass through the warp's one bf16 tile on their way into fragments:
+        // dV takes Pᵀ, then dK takes dSᵀ, so one tile per warp (111.5 KiB a block at HS = 128:
+        // two blocks fit an H100's SM, 228 KiB with 1 KiB reserved per block, CUDA C Programming
+        // Guide, "Compute Capabilities") and one set of operand fragments live at a time.
+#pragma unroll  // `pass` a constant: the fragments stay in registers
+        for (int pass = 0; pass < 2; ++pass) {
 #pragma unroll
-        for (int c = 0; c < kTile / 2; ++c) {
-            const int col = 2 * c + half;
-            const int i = q0 + col;
-            float p = 0.f, ds = 0.f;
-            if (i >= key && i < T) {
-                p = exp2f(sS[row * D::kLdS + col] * scale_log2 - sL[col]);
-                ds = p * (sdP[row * D::kLdS + col] - sD[col]);
+            for (int c = 0; c < kTile / 2; ++c) {
+                const int col = 2 * c + half;
+                const int i = q0 + col;
+                float x = 0.f;
+                if (i >= key && i < T) {
+                    x = exp2f(sS[row * D::kLdS + col] * scale_log2 - sL[col]);  // p
+                    if (pass == 1) x *= sdP[row * D::kLdS + col] - sD[col];     // ds
+                }
+                sPTw[row * D::kLdP + col] = __float2bfloat16(x);
             }
-            sPTw[row * D::kLdP + col] = __float2bfloat16(p);
-            sDSTw[row * D::kLdP + col] = __float2bfloat16(ds);
-        }
-        __syncwarp();
-
-        FragA pa[kTile / kFrag], dsa[kTile / kFrag];
+            __syncwarp();
+            FragA a[kTile / kFrag];
 #pragma unroll
-        for (int kk = 0; kk < kTile / kFrag; ++kk) {
-            wmma::load_matrix_sync(pa[kk], sPTw + kk * kFrag, D::kLdP);
-            wmma::load_matrix_sync(dsa[kk], sDSTw + kk * kFrag, D::kLdP);
-        }
+            for (int kk = 0; kk < kTile / kFrag; ++kk)
+                wmma::load_matrix_sync(a[kk], sPTw + kk * kFrag, D::kLdP);
+            __syncwarp();  // every lane has its fragments before the tile is written again
+            const bf16* rhs = pass == 0 ? sdO : sQ;  // dV += Pᵀ·dO, dK += dSᵀ·Q
 #pragma unroll
-        for (int j = 0; j < HS / kFrag; ++j) {
+            for (int j = 0; j < HS / kFrag; ++j) {
 #pragma unroll
-            for (int kk = 0; kk < kTile / kFrag; ++kk) {
-                FragBRow fb;
-                wmma::load_matrix_sync(fb, sdO + kk * kFrag * D::kLdH + j * kFrag, D::kLdH);
-                wmma::mma_sync(dv[j], pa[kk], fb, dv[j]);
-                wmma::load_matrix_sync(fb, sQ + kk * kFrag * D::kLdH + j * kFrag, D::kLdH);
-                wmma::mma_sync(dk[j], dsa[kk], fb, dk[j]);
+                for (int kk = 0; kk < kTile / kFrag; ++kk) {
+                    FragBRow fb;
+                    wmma::load_matrix_sync(fb, rhs + kk * kFrag * D::kLdH + j * kFrag, D::kLdH);
+                    wmma::mma_sync(pass == 0 ? dv[j] : dk[j], a[kk], fb,
+                                   pass == 0 ? dv[j] : dk[j]);
+                }
             }
         }
     }

@@ -21,7 +21,7 @@ namespace trainrig::train::cuda {
 bool attention_supports_head_dim(int hs);
 
 // Raises the kernels' shared-memory limits for head size hs (train/attention_smem.h: up to
-// 120.5 KiB a block at 128). Once per process and device, before the first launch; a device that
+// 111.5 KiB a block at 128). Once per process and device, before the first launch; a device that
 // refuses says so here, naming the kernel, instead of failing the first launch with a generic
 // error.
 KernelSetupError attention_configure(int hs);

@@ -89,8 +89,18 @@ BlockRun::BlockRun(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const Sch
       // Exactly the bytes asked for, so that AddressSanitizer reports an access past them.
       dynamic_shared_(static_cast<unsigned char*>(
           ::operator new[](dynamic_shared_bytes, std::align_val_t(kSharedAlign)))),
-      order_(schedule_order(block.x * block.y * block.z, schedule)) {
+      order_(schedule_order(block.x * block.y * block.z, schedule)),
+      warp_ahead_(schedule.warp_ahead) {
     const unsigned n = block.x * block.y * block.z;
+    std::vector<int> slot((n + 31) / 32, -1);
+    for (const unsigned i : order_) {
+        int& w = slot[i / 32];
+        if (w < 0) {
+            w = static_cast<int>(warps_.size());
+            warps_.emplace_back();
+        }
+        warps_[static_cast<size_t>(w)].push_back(i);
+    }
     for (unsigned i = 0; i < n; ++i) {
         auto t = std::make_unique<EmuThread>();
         t->linear = i;
@@ -132,12 +142,19 @@ std::string BlockRun::run(uint3 index, const std::function<void()>& body) {
     tl_block = this;
     while (fault_.empty() && live_ > 0) {
         bool ran = false;
-        for (const unsigned i : order_) {
-            EmuThread& t = *threads_[i];
-            if (t.wait != EmuThread::kRunnable) continue;
-            resume(t);
-            ran = true;
-            if (!fault_.empty()) break;
+        if (warp_ahead_) {
+            for (const auto& lanes : warps_) {
+                ran = run_warp_ahead(lanes) || ran;
+                if (!fault_.empty()) break;
+            }
+        } else {
+            for (const unsigned i : order_) {
+                EmuThread& t = *threads_[i];
+                if (t.wait != EmuThread::kRunnable) continue;
+                resume(t);
+                ran = true;
+                if (!fault_.empty()) break;
+            }
         }
         if (!ran && fault_.empty() && live_ > 0) fault_ = describe_deadlock();
     }
@@ -158,6 +175,21 @@ void BlockRun::resume(EmuThread& t) {
     t.fiber = std::move(t.fiber).resume();
     finish_switch(fake, nullptr, nullptr);
     tl_thread = nullptr;
+}
+
+bool BlockRun::run_warp_ahead(const std::vector<unsigned>& lanes) {
+    bool any = false;
+    for (bool progressed = true; progressed && fault_.empty();) {
+        progressed = false;
+        for (const unsigned i : lanes) {
+            EmuThread& t = *threads_[i];
+            if (t.wait != EmuThread::kRunnable) continue;
+            resume(t);
+            any = progressed = true;
+            if (!fault_.empty()) break;
+        }
+    }
+    return any;
 }
 
 void BlockRun::yield(EmuThread& t) {

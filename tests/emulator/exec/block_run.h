@@ -1,8 +1,9 @@
 // One thread block of an emulated kernel launch: its GPU threads are fibers on one host thread,
 // each run until it blocks (at __syncthreads, at a warp-collective operation, or at its end),
 // in an order the schedule chooses. A barrier is released by the last thread to reach it, so
-// between two barriers the threads run one after the other, whole: an order-dependent kernel
-// gives different results under two schedules (exec/schedule.h), which is how a missing
+// between two barriers the threads run one after the other, whole (and with warp_ahead each
+// warp runs past its warp operations before the next warp starts): an order-dependent kernel
+// gives different results under two schedules (Schedule below), which is how a missing
 // __syncthreads is found.
 #pragma once
 
@@ -43,6 +44,13 @@ struct Schedule {
     enum Order { kForward, kReverse, kShuffled };
     Order order = kForward;
     uint64_t seed = 0;  // for kShuffled
+    // Each warp, in the order's turn, runs as far as it can before the next starts: past its
+    // warp-collective operations, up to a __syncthreads or its end. A GPU may run one warp that
+    // far ahead of the others, so a kernel that reads another warp's shared-memory writes with
+    // only warp-level synchronisation between (a missing __syncthreads before a wmma load)
+    // sees them in one order and not in the other. Without it, every thread stops at its
+    // first warp operation until all threads have had their turn, which hides such a race.
+    bool warp_ahead = false;
 };
 
 struct EmuThread;
@@ -70,6 +78,9 @@ public:
 
 private:
     void resume(EmuThread& t);
+    // Resumes the runnable threads of `lanes` (one warp, in the schedule's order) until none
+    // of them can run; false when none could.
+    bool run_warp_ahead(const std::vector<unsigned>& lanes);
     void yield(EmuThread& t);
     void thread_exits(EmuThread& t);
     void release_barrier_if_complete();
@@ -85,6 +96,8 @@ private:
     };
     std::unique_ptr<unsigned char[], FreeShared> dynamic_shared_;
     std::vector<unsigned> order_;
+    bool warp_ahead_;
+    std::vector<std::vector<unsigned>> warps_;  // order_ grouped by warp, in order_'s order
     std::vector<std::unique_ptr<EmuThread>> threads_;
     unsigned live_ = 0;        // threads that have not returned
     unsigned at_barrier_ = 0;  // threads waiting at __syncthreads

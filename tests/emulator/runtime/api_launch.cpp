@@ -41,6 +41,13 @@ void submit_kernel(const void* kernel, dim3 grid, dim3 block, size_t shared_byte
             allowed = static_cast<size_t>(it->second);
     }
     if (shared_bytes > allowed) {
+        // A GPU says only "invalid argument"; the emulator also says where and why.
+        std::fprintf(stderr,
+                     "trainrig emulated GPU %d: the kernel launched at %s:%d asks for %zu bytes of "
+                     "dynamic shared memory, over its limit of %zu (%zu unless "
+                     "cudaFuncSetAttribute raised it): invalid argument\n",
+                     gpu->index, site.file, site.line, shared_bytes, allowed,
+                     kDefaultDynamicShared);
         set_last_error(cudaErrorInvalidValue);
         return;
     }
@@ -52,7 +59,7 @@ void submit_kernel(const void* kernel, dim3 grid, dim3 block, size_t shared_byte
     launch->shared_bytes = shared_bytes;
     launch->body = std::move(body);
     enqueue_ordered(*s, [launch, site, gpu] {
-        const std::string fault = run_grid_checked(*launch);
+        const std::string fault = run_grid_checked(*launch, site.file);
         if (fault.empty()) return;
         std::fprintf(stderr,
                      "trainrig emulated GPU %d: the kernel launched at %s:%d (grid %u×%u×%u, "

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "device/launch.h"
@@ -76,22 +77,36 @@ RaceCheckWorld::~RaceCheckWorld() {
     if (held_) world().unlock();
 }
 
-bool race_check_enabled() {
+namespace {
+
+// The variable's value: "" when the check is off.
+std::string race_check_value() {
     const char* v = std::getenv("TRAINRIG_EMULATED_RACE_CHECK");
-    return v != nullptr && std::string(v) == "1";
+    return v == nullptr || std::string_view(v) == "0" ? "" : v;
 }
 
-std::string run_grid_checked(const GridLaunch& launch) {
-    if (!race_check_enabled()) return run_grid(launch, Schedule{}, false);
+bool race_check_applies(const char* site_file) {
+    const std::string v = race_check_value();
+    return v == "1" || (!v.empty() && std::string_view(site_file).find(v) != std::string::npos);
+}
+
+}  // namespace
+
+bool race_check_enabled() { return !race_check_value().empty(); }
+
+std::string run_grid_checked(const GridLaunch& launch, const char* site_file) {
+    if (!race_check_applies(site_file)) return run_grid(launch, Schedule{}, false);
     const RaceCheckWorld alone;  // the copies are of every device's memory
     const std::vector<Allocation> allocs = Emulator::get().device_allocations();
     const Copies before = copy_out(allocs);
     g_float_atomics = false;
-    if (std::string fault = run_grid(launch, Schedule{Schedule::kForward, 0}, true); !fault.empty())
+    if (std::string fault = run_grid(launch, Schedule{Schedule::kForward, 0, true}, true);
+        !fault.empty())
         return fault;
     const Copies forward = copy_out(allocs);
     copy_in(allocs, before);
-    if (std::string fault = run_grid(launch, Schedule{Schedule::kReverse, 0}, true); !fault.empty())
+    if (std::string fault = run_grid(launch, Schedule{Schedule::kReverse, 0, true}, true);
+        !fault.empty())
         return fault;
     const bool tolerant = g_float_atomics.load();
     for (size_t i = 0; i < allocs.size(); ++i) {

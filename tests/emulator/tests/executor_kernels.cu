@@ -9,11 +9,12 @@ namespace {
 using trainrig::cuda::launch;
 namespace wmma = nvcuda::wmma;
 
-__global__ void block_reverse_kernel(const int* in, int* out, int n, bool sync) {
+__global__ void block_reverse_kernel(const int* in, int* out, int n, BlockSync how) {
     TRAINRIG_DYNAMIC_SHARED(int, tile);
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     tile[threadIdx.x] = i < n ? in[i] : 0;
-    if (sync) __syncthreads();
+    if (how == BlockSync::kSyncthreads) __syncthreads();
+    if (how == BlockSync::kSyncwarp) __syncwarp();
     const int j = blockDim.x - 1 - threadIdx.x;
     if (i < n) out[i] = tile[j];
 }
@@ -93,11 +94,15 @@ __global__ void busy_kernel(int* out, int rounds) {
 
 }  // namespace
 
-void block_reverse(const int* in, int* out, int n, bool sync, cudaStream_t s) {
+void block_reverse(const int* in, int* out, int n, BlockSync how, cudaStream_t s) {
     const int threads = 64;
     launch(block_reverse_kernel,
            {static_cast<unsigned>((n + threads - 1) / threads), threads, threads * sizeof(int), s},
-           in, out, n, sync);
+           in, out, n, how);
+}
+
+void block_reverse(const int* in, int* out, int n, bool sync, cudaStream_t s) {
+    block_reverse(in, out, n, sync ? BlockSync::kSyncthreads : BlockSync::kNone, s);
 }
 
 void warp_ops(const int* in, int* out, int n, cudaStream_t s) {

@@ -7,9 +7,14 @@
 
 namespace trainrig::emu::testing {
 
-// out[i] = in[n - 1 - i] within each block, through shared memory; with `sync` false the
+// How block_reverse's threads wait between writing shared memory and reading another's value.
+enum class BlockSync { kNone, kSyncthreads, kSyncwarp };
+// out[i] = in[n - 1 - i] within each block of 64, through shared memory; with `sync` false the
 // __syncthreads between the write and the read is left out.
 void block_reverse(const int* in, int* out, int n, bool sync, cudaStream_t s = nullptr);
+// The same with `how` between the write and the read: __syncwarp orders a warp's own lanes
+// only, and the value read comes from the other warp.
+void block_reverse(const int* in, int* out, int n, BlockSync how, cudaStream_t s = nullptr);
 // Per warp of 32 values: the sum through __shfl_xor_sync, the prefix through __shfl_up_sync,
 // lane 0's value through __shfl_sync, and the ballot of odd values, into 4 outputs per lane.
 void warp_ops(const int* in, int* out, int n, cudaStream_t s = nullptr);

@@ -160,6 +160,16 @@ TEST_F(RaceCheck, AMissingSyncthreadsIsFound) {
     EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
 }
 
+// A warp may run past its warp-level operations while the other warps have not started: the
+// check lets each warp run that far ahead in turn, so __syncwarp in place of __syncthreads
+// is found too (as in attention's forward reading a tile before every warp has written it).
+TEST_F(RaceCheck, ASyncwarpInPlaceOfSyncthreadsIsFound) {
+    std::vector<int> in(128);
+    std::iota(in.begin(), in.end(), 0);
+    block_reverse(device(in), device<int>(in.size()), 128, BlockSync::kSyncwarp);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+}
+
 TEST_F(RaceCheck, ACorrectKernelPasses) {
     std::vector<int> in(128);
     std::iota(in.begin(), in.end(), 0);

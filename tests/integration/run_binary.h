@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace trainrig::test {
 
@@ -50,6 +51,19 @@ inline RunResult run_sh(const std::string& command) {
 // `args` is appended to the binary path as-is (shell words); env is prefixed (VAR=x ...).
 inline RunResult run_trainrig(const std::string& args, const std::string& env = "") {
     return run_sh(env + " " + TRAINRIG_BINARY + " " + args);
+}
+
+// `mpirun --oversubscribe -np N` as the tests start it, an environment and a command to follow:
+// as root (CI runs as root; Open MPI refuses it unless told), over shared memory, LeakSanitizer
+// off (Open MPI's own allocations outlive MPI_Finalize), each rank given ASAN_OPTIONS and the
+// variables named in `exported`.
+inline std::string mpirun_prefix(int ranks, const std::vector<std::string>& exported = {}) {
+    std::string s =
+        " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
+        "ASAN_OPTIONS=detect_leaks=0 mpirun --oversubscribe -np " +
+        std::to_string(ranks) + " -x ASAN_OPTIONS";
+    for (const auto& v : exported) s += " -x " + v;
+    return s + " ";
 }
 
 }  // namespace trainrig::test

@@ -110,10 +110,9 @@ protected:
     // Data parallel over MPI: `steps` steps of two ranks at batch 4 against one rank at batch 8
     // (`env` set for both), the same tokens, losses within `loss_limit`, both ranks with the same
     // weights, and every weight within `weight_limit` of the one rank's. Returns both summaries.
-    std::pair<json, json> expect_two_ranks_equal_one(int steps, double loss_limit,
-                                                     float weight_limit,
-                                                     const std::string& env = "",
-                                                     const std::string& exported = "") {
+    std::pair<json, json> expect_two_ranks_equal_one(
+        int steps, double loss_limit, float weight_limit, const std::string& env = "",
+        const std::vector<std::string>& exported = {}) {
         if (std::system("command -v mpirun >/dev/null") != 0) {
             ADD_FAILURE() << "mpirun is missing: scripts/install-deps.sh installs openmpi-bin";
             return {json::object(), json::object()};
@@ -123,13 +122,8 @@ protected:
             " --steps " + std::to_string(steps) + " --json --dim 64 --seq 64 --log ";
         auto r1 = run_trainrig(args("--batch 8 --ckpt-dir " + one + common + one + ".jsonl"), env);
         EXPECT_EQ(r1.rc, 0) << r1.err;
-        // Open MPI refuses root unless told; LeakSanitizer would report Open MPI's own allocations.
         auto r2 = run_trainrig(args("--batch 4 --ckpt-dir " + two + common + two + ".jsonl"),
-                               env +
-                                   " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                                   "ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl=self,vader "
-                                   "mpirun --oversubscribe -np 2 -x ASAN_OPTIONS " +
-                                   exported);
+                               env + mpirun_prefix(2, exported));
         EXPECT_EQ(r2.rc, 0) << r2.err;
         if (r1.rc != 0 || r2.rc != 0) return {json::object(), json::object()};
         const json s1 = json::parse(r1.out), s2 = json::parse(r2.out);

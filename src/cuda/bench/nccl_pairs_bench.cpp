@@ -318,7 +318,7 @@ Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out) {
         return Status{Errc::kUnsupported, "nccl-pairs needs at least 2 nodes",
                       "run it under mpirun with one process per GPU on each node "
                       "(mpirun -npernode G --hostfile hosts trainrig bench run nccl-pairs)"};
-    // The local rank from MPI's own grouping by node, mapped to a GPU by the shared rule.
+    // The local rank among the ranks of its host name, mapped to a GPU by the shared rule.
     const GpuInfo& gpu = ctx.gpus[static_cast<size_t>(
         local_device(p.local_rank, static_cast<int>(ctx.gpus.size())))];
     const size_t size = ctx.sized<size_t>(size_t{1} << 30, size_t{64} << 20, size_t{4} << 20);

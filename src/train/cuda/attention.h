@@ -17,6 +17,14 @@
 
 namespace trainrig::train::cuda {
 
+// What attention's one-time setup (its raised shared-memory limits) was refused: the error, the
+// kernel and the bytes asked for. error == cudaSuccess when all went through.
+struct KernelSetupError {
+    cudaError_t error = cudaSuccess;
+    const char* kernel = "";
+    size_t smem_bytes = 0;
+};
+
 // The head sizes the kernels are compiled for.
 bool attention_supports_head_dim(int hs);
 

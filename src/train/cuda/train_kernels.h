@@ -17,14 +17,6 @@ namespace trainrig::train::cuda {
 
 using bf16 = __nv_bfloat16;
 
-// What a kernel's one-time setup (a raised shared-memory limit) was refused: the error, the
-// kernel and the bytes asked for. error == cudaSuccess when all went through.
-struct KernelSetupError {
-    cudaError_t error = cudaSuccess;
-    const char* kernel = "";
-    size_t smem_bytes = 0;
-};
-
 // out[b,t,:] = wte[tokens[b,t],:] + wpe[t,:]   (tokens: B·T device ids below Vp); no position
 // term when wpe is null (rotary positions have no table).
 void encoder_forward(bf16* out, const uint32_t* tokens, const bf16* wte, const bf16* wpe, int B,

@@ -60,6 +60,17 @@ bool floats_close(float x, float y, double scale) {
            kFloatAtomicTolerance * std::max({double(std::fabs(x)), double(std::fabs(y)), scale});
 }
 
+// The variable's value: "" when the check is off.
+std::string race_check_value() {
+    const char* v = std::getenv("TRAINRIG_EMULATED_RACE_CHECK");
+    return v == nullptr || std::string_view(v) == "0" ? "" : v;
+}
+
+bool race_check_applies(const char* site_file) {
+    const std::string v = race_check_value();
+    return v == "1" || (!v.empty() && std::string_view(site_file).find(v) != std::string::npos);
+}
+
 std::recursive_mutex& world() {
     static std::recursive_mutex mu;
     return mu;
@@ -76,21 +87,6 @@ RaceCheckWorld::RaceCheckWorld() : held_(race_check_enabled()) {
 RaceCheckWorld::~RaceCheckWorld() {
     if (held_) world().unlock();
 }
-
-namespace {
-
-// The variable's value: "" when the check is off.
-std::string race_check_value() {
-    const char* v = std::getenv("TRAINRIG_EMULATED_RACE_CHECK");
-    return v == nullptr || std::string_view(v) == "0" ? "" : v;
-}
-
-bool race_check_applies(const char* site_file) {
-    const std::string v = race_check_value();
-    return v == "1" || (!v.empty() && std::string_view(site_file).find(v) != std::string::npos);
-}
-
-}  // namespace
 
 bool race_check_enabled() { return !race_check_value().empty(); }
 

@@ -108,16 +108,14 @@ TEST_F(EmulatedCli, QuickValidateRunsEveryGpuStageAndIsNeverReady) {
 // fleet is. The training stage is the single node's test's (above).
 TEST_F(EmulatedCli, FleetValidateJudgesTwoEmulatedNodes) {
     const fs::path report = dir_ / "fleet";
-    const auto r =
-        run_sh(env_ +
-               " OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-               "OMPI_MCA_btl=self,vader ASAN_OPTIONS=detect_leaks=0 mpirun "
-               "--oversubscribe -np 2 -x ASAN_OPTIONS -x TRAINRIG_NVML_LIBRARY -x "
-               "TRAINRIG_FAKE_NVML -x TRAINRIG_EMULATED_GPUS -x "
-               "TRAINRIG_EMULATED_GPU_MEMORY -x TRAINRIG_EMULATED_GPU_MODEL " TRAINRIG_BINARY
-               " validate --fleet --level quick --no-report --json "
-               "--skip stack,host-bench,data-path,training,watch --fleet-report " +
-               report.string());
+    const auto r = run_sh(
+        env_ +
+        mpirun_prefix(2, {"TRAINRIG_NVML_LIBRARY", "TRAINRIG_FAKE_NVML", "TRAINRIG_EMULATED_GPUS",
+                          "TRAINRIG_EMULATED_GPU_MEMORY", "TRAINRIG_EMULATED_GPU_MODEL"}) +
+        TRAINRIG_BINARY
+        " validate --fleet --level quick --no-report --json "
+        "--skip stack,host-bench,data-path,training,watch --fleet-report " +
+        report.string());
     ASSERT_EQ(r.rc, 2) << r.err.substr(0, 3000) << r.out.substr(0, 3000);
     const json doc = json::parse(r.out);  // rank 0's alone
     EXPECT_EQ(doc["schema"], "trainrig.fleet");
@@ -129,8 +127,11 @@ TEST_F(EmulatedCli, FleetValidateJudgesTwoEmulatedNodes) {
         const json node = json::parse(std::ifstream(dir.path() / "report.json"));
         SCOPED_TRACE(dir.path().string());
         EXPECT_EQ(node["scope"], "emulated");
-        for (const auto& s : node["stages"])
-            if (s["name"] == "gpu-bench") EXPECT_EQ(s["state"], "ran") << s;
+        for (const auto& s : node["stages"]) {
+            if (s["name"] == "gpu-bench") {
+                EXPECT_EQ(s["state"], "ran") << s;
+            }
+        }
         bool nccl = false;
         for (const auto& rec : node["bench"]["results"]) {
             if (rec["bench"] != "nccl") continue;
@@ -158,11 +159,8 @@ TEST_F(EmulatedCli, NcclPairsMeasuresThePairOfTwoNodes) {
     fs::permissions(node, fs::perms::owner_all);
     const fs::path pairs = dir_ / "pairs.json";
     const auto r =
-        run_sh(env_ +
-               " TRAINRIG_EMULATED_GPUS=0000:41:00.0 OMPI_ALLOW_RUN_AS_ROOT=1 "
-               "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader "
-               "ASAN_OPTIONS=detect_leaks=0 mpirun --oversubscribe -np 2 -x "
-               "ASAN_OPTIONS -x TRAINRIG_EMULATED_GPUS -x TRAINRIG_EMULATED_GPU_MEMORY " +
+        run_sh(env_ + " TRAINRIG_EMULATED_GPUS=0000:41:00.0" +
+               mpirun_prefix(2, {"TRAINRIG_EMULATED_GPUS", "TRAINRIG_EMULATED_GPU_MEMORY"}) +
                node.string() + " bench run nccl-pairs --quick --json -o " + pairs.string());
     ASSERT_EQ(r.rc, 0) << r.err << r.out.substr(0, 3000);
     // One document, rank 0's: the other rank took part and writes nothing.

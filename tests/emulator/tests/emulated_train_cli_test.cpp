@@ -57,7 +57,7 @@ TEST_F(EmulatedTrain, TwoMpiRanksOverNcclEqualOneRankWithTheDoubledBatch) {
     // size, so a gradient near zero that rounds the other way moves a weight by up to 2·lr; the
     // losses are the sharper check, and a missing all-reduce fails them.
     const auto [one, two] = expect_two_ranks_equal_one(
-        4, 2e-3, 4 * 3e-3f, kTwoGpus, "-x TRAINRIG_EMULATED_GPUS -x TRAINRIG_EMULATED_GPU_MEMORY");
+        4, 2e-3, 4 * 3e-3f, kTwoGpus, {"TRAINRIG_EMULATED_GPUS", "TRAINRIG_EMULATED_GPU_MEMORY"});
     // MPI carries the host's few numbers; the gradients go through the plugin's NCCL
     // communicator, which the unique id sent over MPI set up.
     EXPECT_EQ(two.value("communicator", json()), "mpi");

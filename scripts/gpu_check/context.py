@@ -5,6 +5,8 @@ import json
 import os
 import subprocess
 
+import emulated as emulated_device
+
 PLUGINS = ("libtrainrig_gpu_bench.so", "libtrainrig_train_cuda.so")
 TESTS = ("gpu_train_tests", "gpu_bench_tests", "gpu_tests", "gpu_data_tests")
 
@@ -28,7 +30,7 @@ def library_path(bundle, inherited):
 
 
 class Context:
-    def __init__(self, root, bundle, dry=None):
+    def __init__(self, root, bundle, dry=None, emulated=False):
         self.root, self.bundle, self.dry = root, os.path.abspath(bundle), dry
         self.bin = os.path.join(self.bundle, "trainrig")
         # Python and nvidia-smi run with the machine's own libraries; trainrig and the tests
@@ -38,6 +40,11 @@ class Context:
         if dry is None:
             self.env["LD_LIBRARY_PATH"] = library_path(self.bundle,
                                                        os.environ.get("LD_LIBRARY_PATH"))
+        # On the emulated device (emulated.py) the same GPUs for the emulator and the fake NVML.
+        self.emulated = emulated
+        self.emulated_env = (emulated_device.environment(self.bundle, os.environ)
+                             if emulated else {})
+        self.env.update(self.emulated_env)
         self.run = self.step = self.folder = None
 
     def begin(self, run, step, folder):

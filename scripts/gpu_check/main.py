@@ -1,13 +1,14 @@
 """scripts/gpu-check.sh: trainrig's checks on a machine with an NVIDIA GPU in one bounded run.
 
-Usage: scripts/gpu-check.sh [--bundle DIR] [--out DIR] [--deadline SECONDS] [--dry-run]
+Usage: scripts/gpu-check.sh [--bundle DIR] [--out DIR] [--deadline SECONDS] [--dry-run|--emulated]
 
 Runs the steps of steps.py in order under one deadline (default 300 s) and leaves at most six
 files in the output folder ($OUT, else build/gpu-check-out): summary.json, train-tests.json,
 bench-train.json, bench-vs-torch.json, train-vs-torch.json and details.tar. Exit 0 when every
 step passed or was skipped for a stated reason, 1 when one failed or did not run, 2 when the
 pre-flight check found the machine or the bundle unfit (one sentence on stderr says what).
-Read-only on the GPU: it never changes clocks, power, persistence or MIG settings.
+Read-only on the GPU: it never changes clocks, power, persistence or MIG settings. --emulated
+runs the same steps on the emulated CUDA device without a GPU (emulated.py).
 """
 import argparse
 import datetime
@@ -18,9 +19,10 @@ import sys
 import tempfile
 
 import dry
+import emulated
 import steps
 from context import Context
-from runner import Run, Step, PASSED, SKIPPED
+from runner import Run, Step, Outcome, PASSED, SKIPPED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # A lent GPU machine gives a task 15 minutes in all, its start (a few minutes) included: 300 s
@@ -30,16 +32,26 @@ DEFAULT_DEADLINE = 300
 
 def parse(argv):
     p = argparse.ArgumentParser(prog="scripts/gpu-check.sh", description=__doc__.split("\n\n")[0])
-    p.add_argument("--bundle", default=os.path.join(ROOT, "build/gpu-bundle"),
-                   help="what scripts/gpu-bundle.sh packed (default build/gpu-bundle)")
+    p.add_argument("--bundle", help="what scripts/gpu-bundle.sh packed (default "
+                                    "build/gpu-bundle, with --emulated build/gpu-bundle-emulated)")
     p.add_argument("--out", default=os.environ.get("OUT") or os.path.join(ROOT, "build/gpu-check-out"),
                    help="where the results go (default $OUT, else build/gpu-check-out)")
-    p.add_argument("--deadline", type=float, default=DEFAULT_DEADLINE,
+    p.add_argument("--deadline", type=float,
                    help=f"seconds the whole run may take, steps included (default "
-                        f"{DEFAULT_DEADLINE:.0f})")
-    p.add_argument("--dry-run", action="store_true",
-                   help="stand-ins for every step: the control flow in seconds, without a GPU")
+                        f"{DEFAULT_DEADLINE:.0f}, with --emulated {emulated.DEFAULT_DEADLINE:.0f})")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true",
+                      help="stand-ins for every step: the control flow in seconds, without a GPU")
+    mode.add_argument("--emulated", action="store_true",
+                      help="every step's own command on the emulated CUDA device, from a bundle "
+                           "of scripts/gpu-bundle.sh --emulated; steps that need a driver or "
+                           "PyTorch are skipped, saying so")
     args = p.parse_args(argv)
+    if args.bundle is None:
+        args.bundle = os.path.join(ROOT, "build/gpu-bundle-emulated" if args.emulated
+                                   else "build/gpu-bundle")
+    if args.deadline is None:
+        args.deadline = emulated.DEFAULT_DEADLINE if args.emulated else DEFAULT_DEADLINE
     if not args.deadline > 0:
         p.error(f"--deadline must be a positive number of seconds, not {args.deadline}")
     return args
@@ -51,6 +63,10 @@ def bundle_commit(bundle):
             return f.read().strip()
     except OSError:
         return None
+
+
+def skipped(reason):
+    return lambda _ctx: Outcome(SKIPPED, reason)
 
 
 def table(records):
@@ -69,14 +85,15 @@ def main(argv):
         return 2
     scale = float(os.environ.get("TRAINRIG_GPU_CHECK_DRY_SCALE", "0.01")) if args.dry_run else 1.0
     work = tempfile.mkdtemp(prefix="trainrig-gpu-check-")
-    meta = {"mode": "dry-run" if args.dry_run else "gpu", "host": platform.node(),
+    mode = "dry-run" if args.dry_run else "emulated" if args.emulated else "gpu"
+    meta = {"mode": mode, "host": platform.node(),
             "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "bundle": os.path.abspath(args.bundle), "commit": bundle_commit(args.bundle),
             "work_dir": work}
     plan = steps.plan()
     run = Run(args.out, work, args.deadline, time_scale=scale, meta=meta,
               outputs=[f for s in plan for f in s.primary])
-    ctx = Context(ROOT, args.bundle, dry=dry_plan)
+    ctx = Context(ROOT, args.bundle, dry=dry_plan, emulated=args.emulated)
 
     run.stop_on_signals(cleanup=lambda: shutil.rmtree(work, ignore_errors=True))
     print(f"gpu-check ({meta['mode']}): {len(plan)} steps under a {args.deadline:g} s deadline: "
@@ -87,6 +104,11 @@ def main(argv):
             step = Step(step.name, step.cap, step.minimum,
                         dry.stand_in(step, dry_plan.get(step.name, "ok"), scale),
                         step.needs, step.primary)
+        elif args.emulated:
+            action = (skipped(emulated.NOT_HERE[step.name]) if step.name in emulated.NOT_HERE
+                      else step.action)
+            step = Step(step.name, emulated.CAPS.get(step.name, step.cap), step.minimum, action,
+                        () if step.name in emulated.NOT_HERE else step.needs, step.primary)
         record = run.execute(step, ctx)
         print(f"== {record['name']}: {record['status']} ({record['seconds']:.1f} s)"
               + (f": {record['reason']}" if record.get("reason") else ""), flush=True)

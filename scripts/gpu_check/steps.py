@@ -11,13 +11,14 @@ import shutil
 import time
 
 import compare
+import emulated
 import llama_check
 from context import PLUGINS
 from runner import Step, Outcome, PASSED, FAILED, SKIPPED
 
 # The shapes of tests/gpu/train_cuda_test.cpp the sanitizers run: GPT-2 at head size 32 over
 # three full 64-query tiles and a partial one, and Llama at head size 128 with 4 query heads per
-# key/value head over 16 tiles (tests/unit/train_device_match_test.cpp checks both exist).
+# key/value head over 16 tiles (tests/unit/train_device_match_test.cpp checks they exist).
 SANITIZER_TESTS = ("*MatchesTheCpuReference/hs32_T200",
                    "*MatchesTheCpuReference/llama_hs128_G4_T1024")
 # Where the CUDA trainer's kernels are (src/cuda/CMakeLists.txt builds them into the plugin).
@@ -39,8 +40,9 @@ def capture(ctx, argv, name, env=None):
 
 def preflight(ctx):
     problems, numbers = [], {}
+    packer = "scripts/gpu-bundle.sh" + (" --emulated" if ctx.emulated else "")
     if not os.path.isdir(ctx.bundle):
-        problems.append(f"the bundle {ctx.bundle} is not there: build it with scripts/gpu-bundle.sh "
+        problems.append(f"the bundle {ctx.bundle} is not there: build it with {packer} "
                         "and carry it (docs/gpu-check.md)")
     else:
         files = sorted(os.listdir(ctx.bundle))
@@ -51,16 +53,35 @@ def preflight(ctx):
             if name not in files:
                 problems.append(f"{ctx.bundled(name)} is missing from the bundle: build with the "
                                 "CUDA toolkit before scripts/gpu-bundle.sh")
+        needs = set()
         for name in ("trainrig", *PLUGINS, "gpu_train_tests", "gpu_bench_tests"):
             if name not in files:
                 continue
             _, text = capture(ctx, ["ldd", ctx.bundled(name)], f"ldd-{name}.txt")
             for line in text.splitlines():
+                lib = line.split("=>")[0].strip()
+                needs.add(lib.split(".so")[0] + ".so")
                 if "not found" in line:
-                    lib = line.split("=>")[0].strip()
                     problems.append(f"{ctx.bundled(name)} needs {lib}, which is not found on "
                                     "this machine: carry it in the bundle's lib/")
-    if shutil.which("nvidia-smi") is None:
+        # An emulated bundle's results are the host CPU's: they must never pass for a GPU's.
+        if (emulated.EMULATOR_LIB in needs) != ctx.emulated:
+            problems.append(f"the bundle {ctx.bundle} is " + (
+                "not one for the emulated device: pack it with scripts/gpu-bundle.sh --emulated"
+                if ctx.emulated else "for the emulated CUDA device, not a GPU: run with "
+                "--emulated, or pack the GPU build with scripts/gpu-bundle.sh"))
+    if ctx.emulated:
+        numbers["emulated"] = {k: ctx.env.get(k) for k in sorted(ctx.emulated_env)}
+        for name in (emulated.FAKE_NVML_LIB, emulated.FAKE_NVML_FILE):
+            path = ctx.emulated_env["TRAINRIG_NVML_LIBRARY" if name.endswith(".so")
+                                    else "TRAINRIG_FAKE_NVML"]
+            if not os.path.isfile(path):
+                problems.append(f"{path} is not there: the emulated device's NVML needs it "
+                                f"({packer} packs it)")
+        if not ctx.emulated_env["TRAINRIG_EMULATED_GPUS"]:
+            problems.append(f"{ctx.emulated_env['TRAINRIG_FAKE_NVML']} names no GPU bus id for "
+                            "the emulated devices (or set TRAINRIG_EMULATED_GPUS)")
+    elif shutil.which("nvidia-smi") is None:
         problems.append("nvidia-smi is not on this machine: there is no NVIDIA driver to run on "
                         "(--dry-run runs the script's control flow without one)")
     else:
@@ -112,6 +133,8 @@ def sanitizer(tool):
     test; racecheck only on our shared-memory kernels (cuBLASLt's are not ours), one kernel-name
     filter each (a kernel is checked when it matches any)."""
     def action(ctx):
+        if ctx.emulated:
+            return emulated_sanitizer(ctx, tool)
         cs = sanitizer_path()
         if cs is None:
             return Outcome(SKIPPED, "compute-sanitizer is not on this machine")
@@ -145,12 +168,41 @@ def sanitizer(tool):
     return action
 
 
-def gtest_step(binary, result, plugin=False):
-    """A GPU test binary of the bundle; a skipped test (no GPU seen) is not a pass."""
+def emulated_sanitizer(ctx, tool):
+    """On the emulated device racecheck is the emulator's race check: every launch run in two
+    thread orders. Its memcheck is AddressSanitizer, which the sanitized build's tests run."""
+    if tool == "memcheck":
+        return Outcome(SKIPPED, "on the emulated device memcheck is AddressSanitizer: `make "
+                                "test-asan` runs the emulated trainer tests under it")
+    env = dict(with_plugin(ctx), TRAINRIG_EMULATED_RACE_CHECK="1")
+    rc = ctx.sh([ctx.bundled("gpu_train_tests"),
+                 "--gtest_filter=" + ":".join(emulated.SANITIZER_TESTS),
+                 "--gtest_output=json:" + ctx.path("gtest.json")], log="sanitizer.log", env=env)
+    log = ctx.read_text("sanitizer.log")
+    numbers = {"exit_code": rc, "tests": list(emulated.SANITIZER_TESTS),
+               "errors": log.count("results depend on the order"),
+               "launches_checked": sum(int(n) for n in emulated.RACE_CHECK_AGREED.findall(log))}
+    test = ctx.read_json("gtest.json")
+    if test:
+        numbers["test"] = compare.gtest_numbers(test)
+    if rc == 0 and not numbers["launches_checked"]:
+        return Outcome(FAILED, "the race check checked no launch", numbers)
+    if rc == 0 and numbers["errors"] == 0 and test and not numbers["test"].get("skipped"):
+        return Outcome(PASSED, None, numbers)
+    why = (f"{numbers['errors']} launches gave different results in the two thread orders"
+           if numbers["errors"] else f"the test did not pass under the race check (exit {rc})")
+    return Outcome(FAILED, why, numbers)
+
+
+def gtest_step(binary, result, plugin=False, emulated_tests=None):
+    """A GPU test binary of the bundle; a skipped test (no GPU seen) is not a pass. On the
+    emulated device, only `emulated_tests` when given (the shapes it runs in seconds)."""
     def action(ctx):
         if not os.path.exists(ctx.bundled(binary)):
             return Outcome(SKIPPED, f"{binary} is not in the bundle (built without it)")
-        rc = ctx.sh([ctx.bundled(binary), "--gtest_output=json:" + ctx.path(result)],
+        only = (["--gtest_filter=" + ":".join(emulated_tests)]
+                if ctx.emulated and emulated_tests else [])
+        rc = ctx.sh([ctx.bundled(binary), *only, "--gtest_output=json:" + ctx.path(result)],
                     env=with_plugin(ctx) if plugin else None)
         doc = ctx.read_json(result)
         if doc is None:
@@ -168,15 +220,39 @@ def gtest_step(binary, result, plugin=False):
 
 
 def bench_train(ctx):
-    rc = ctx.sh([ctx.bin, "bench", "run", "train", "--train-backend", "cuda", "--train-model",
-                 "gpt2", "--train-seq", "1024", "--train-batch", "16", "--json", "-o",
-                 ctx.path("bench-train.json")])
+    shape = (emulated.TRAIN_BENCH if ctx.emulated else
+             ("--train-model", "gpt2", "--train-seq", "1024", "--train-batch", "16"))
+    rc = ctx.sh([ctx.bin, "bench", "run", "train", "--train-backend", "cuda", *shape, "--json",
+                 "-o", ctx.path("bench-train.json")])
     doc = ctx.read_json("bench-train.json")
     if doc is None:
         return Outcome(FAILED, f"bench run train wrote no result (exit {rc})", {"exit_code": rc})
     numbers = compare.train_bench_numbers(doc)
     numbers["exit_code"] = rc
-    return Outcome(PASSED if rc == 0 else FAILED, None if rc == 0 else f"exit {rc}", numbers)
+    return judged_records(ctx, doc, rc, numbers)
+
+
+def judged_records(ctx, doc, rc, numbers):
+    """A benchmark step's outcome: its exit code, every record's own data check, and on the
+    emulated device every record labelled so and held to no expectation."""
+    records = doc.get("results") or []
+    unverified = [f"{r.get('bench')}/{r.get('name')}" for r in records
+                  if r.get("verified") is False]
+    if rc != 0:
+        return Outcome(FAILED, f"exit {rc}", numbers)
+    if unverified:
+        return Outcome(FAILED, f"{len(unverified)} records failed their own data check: "
+                               + ", ".join(unverified[:3]), numbers)
+    if ctx.emulated:
+        unlabelled = [f"{r.get('bench')}/{r.get('name')}" for r in records
+                      if not str((r.get("target") or {}).get("gpu_name", "")).startswith(
+                          emulated.DEVICE_PREFIX)
+                      or r.get("expected") is not None or r.get("status") != "info"]
+        if unlabelled:
+            return Outcome(FAILED, f"{len(unlabelled)} records from the emulated device are not "
+                                   "labelled so or are judged: " + ", ".join(unlabelled[:3]),
+                           numbers)
+    return Outcome(PASSED, None, numbers)
 
 
 def torch_reference(ctx):
@@ -191,8 +267,10 @@ def torch_reference(ctx):
 def gpu_bench(name):
     def action(ctx):
         out = f"bench-{name}.json"
-        rc = ctx.sh([ctx.bin, "bench", "run", name, "--quick", "--seconds", "10", "--json",
-                     "-o", ctx.path(out)])
+        # The emulated device's own sizes (its burn is 3 s) unless a GPU's 10 s.
+        seconds = [] if ctx.emulated else ["--seconds", "10"]
+        rc = ctx.sh([ctx.bin, "bench", "run", name, "--quick", *seconds, "--json", "-o",
+                     ctx.path(out)])
         doc = ctx.read_json(out)
         if doc is None:
             return Outcome(FAILED, f"bench run {name} wrote no result (exit {rc})",
@@ -200,9 +278,12 @@ def gpu_bench(name):
         numbers = {"exit_code": rc, "records": compare.bench_numbers(doc),
                    "skipped": doc.get("skipped"), "errors": doc.get("errors")}
         if not doc.get("results") and doc.get("skipped") and rc == 0:
+            if ctx.emulated:  # four emulated GPUs run every benchmark
+                return Outcome(FAILED, "skipped on the emulated device: " + "; ".join(
+                    s.get("reason", "") for s in doc["skipped"]), numbers)
             return Outcome(SKIPPED, "; ".join(s.get("reason", "") for s in doc["skipped"]),
                            numbers)
-        return Outcome(PASSED if rc == 0 else FAILED, None if rc == 0 else f"exit {rc}", numbers)
+        return judged_records(ctx, doc, rc, numbers)
     return action
 
 
@@ -231,6 +312,8 @@ def doctor(ctx):
     ctx.sh([b, "doctor", "--json", "--snapshot", ctx.path("snapshot.json"), "-o",
             ctx.path("doctor-offline.json")])
     ctx.sh([b, "topo", "--no-color"], log="topo.txt")
+    if ctx.emulated:
+        return emulated_doctor(ctx)
     ctx.sh(["nvidia-smi", "topo", "-m"], log="topo.txt")
     ctx.sh([b, "topo", "--json", "-o", ctx.path("topo.json")])
     _, smi = capture(ctx, ["nvidia-smi", "--query-gpu=index,name,pci.bus_id,pci.device_id,"
@@ -254,6 +337,29 @@ def doctor(ctx):
                    "doctor's offline findings or PCI facts disagree (doctor-check.json)", numbers)
 
 
+def emulated_doctor(ctx):
+    """Without a driver there is no nvidia-smi to hold doctor's facts against: the offline
+    judgement must still equal the live one, and NVML (the fake) and the emulated CUDA devices
+    must be the same GPUs, by bus id, as the GPU stages assume."""
+    ctx.sh([ctx.bin, "topo", "--json", "-o", ctx.path("topo.json")])
+    docs = [ctx.read_json(n) for n in ("doctor.json", "doctor-offline.json", "snapshot.json")]
+    if any(d is None for d in docs):
+        return Outcome(FAILED, "doctor, collect or the offline doctor wrote no JSON")
+    live, offline, snapshot = docs
+    nvml = [g.get("bus_id") for g in (snapshot.get("nvml") or {}).get("gpus") or []]
+    cuda = ctx.env.get("TRAINRIG_EMULATED_GPUS", "").split(",")
+    numbers = {"offline_findings_identical": live.get("findings") == offline.get("findings"),
+               "doctor_exit_code": live.get("exit_code"), "summary": live.get("summary"),
+               "nvml_bus_ids": nvml, "emulated_bus_ids": cuda,
+               "pci_facts_against_nvidia_smi": "not compared: no NVIDIA driver"}
+    if not numbers["offline_findings_identical"]:
+        return Outcome(FAILED, "doctor's offline findings differ from its live ones", numbers)
+    if sorted(nvml) != sorted(cuda):
+        return Outcome(FAILED, f"NVML sees the GPUs {', '.join(nvml) or 'none'} and the emulated "
+                               f"CUDA devices are {', '.join(cuda)}: not the same GPUs", numbers)
+    return Outcome(PASSED, None, numbers)
+
+
 def doctor_timing(ctx, pairs=10):
     a, b = [], []
     for _ in range(2):
@@ -274,12 +380,40 @@ def validate(ctx):
     if ctx.sh([ctx.bin, "validate", "--help"], log="help.txt") != 0:
         return Outcome(SKIPPED, "this build has no `trainrig validate`")
     # validate.json is report.json of the report directory, which stays in the work folder.
-    rc = ctx.sh([ctx.bin, "validate", "--level", "quick", "--json", "-o",
+    # The fake NVML's driver is older than this machine's CUDA toolkit: the emulated run leaves
+    # the stack stage out, as the emulated tests do.
+    skip = ["--skip", "stack"] if ctx.emulated else []
+    rc = ctx.sh([ctx.bin, "validate", "--level", "quick", *skip, "--json", "-o",
                  ctx.path("validate.json"), "--report", ctx.path("validate-report")])
     doc = ctx.read_json("validate.json") or {}
-    numbers = {"exit_code": rc, "verdict": doc.get("verdict")}
+    # The signed report comes back in the archive (the report folder itself does not).
+    report = os.path.join(ctx.path("validate-report"), "report.md")
+    if os.path.isfile(report):
+        shutil.copyfile(report, ctx.path("validate-report.md"))
+    numbers = {"exit_code": rc, "verdict": doc.get("verdict"), "scope": doc.get("scope"),
+               "stages": {s.get("name"): s.get("state") for s in doc.get("stages") or []}}
+    if ctx.emulated:
+        return emulated_verdict(rc, doc, numbers)
     # validate's own exit codes: 0 ready (with or without warnings), 1 not ready, 2 unknown.
     return Outcome(PASSED if rc == 0 else FAILED, None if rc == 0 else f"exit {rc}", numbers)
+
+
+def emulated_verdict(rc, doc, numbers):
+    """An emulated device can never make a GPU machine READY: validate must say UNKNOWN (exit 2)
+    in the emulated scope, with every stage that touches the GPUs run and no finding drawn from
+    an emulated timing."""
+    not_run = [n for n in emulated.VALIDATE_STAGES if numbers["stages"].get(n) != "ran"]
+    timed = [i.get("id") for i in doc.get("items") or [] if str(i.get("id")).startswith("bench.")]
+    if rc != 2 or doc.get("verdict") != "UNKNOWN" or doc.get("scope") != "emulated":
+        return Outcome(FAILED, f"validate on the emulated device said {doc.get('verdict')} in the "
+                               f"{doc.get('scope')} scope (exit {rc}), not UNKNOWN in the "
+                               "emulated scope", numbers)
+    if not_run:
+        return Outcome(FAILED, "stages that did not run: " + ", ".join(not_run), numbers)
+    if timed:
+        return Outcome(FAILED, "findings judged on emulated timings: " + ", ".join(timed[:3]),
+                       numbers)
+    return Outcome(PASSED, None, numbers)
 
 
 def torch_gpt2(ctx):
@@ -313,7 +447,8 @@ def plan():
         Step("preflight", 30, 1, preflight),
         Step("sanitizer-memcheck", 75, 20, sanitizer("memcheck"), pre),
         Step("sanitizer-racecheck", 75, 20, sanitizer("racecheck"), pre),
-        Step("train-test", 120, 30, gtest_step("gpu_train_tests", "train-tests.json", plugin=True),
+        Step("train-test", 120, 30, gtest_step("gpu_train_tests", "train-tests.json", plugin=True,
+                                               emulated_tests=emulated.TRAIN_TESTS),
              pre, primary=("train-tests.json",)),
         Step("train-llama", 60, 15, llama_check.action, pre),
         Step("bench-train", 150, 60, bench_train, pre, primary=("bench-train.json",)),

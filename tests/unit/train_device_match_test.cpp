@@ -89,24 +89,29 @@ TEST(MatchShapes, LlamaShapesAreValidAndEveryNameIsDistinct) {
                                                "llama_hs128_G4_T1024", "llama_hs128_G8_T80"}));
 }
 
-// scripts/gpu_check/steps.py names test shapes for compute-sanitizer; a renamed shape would
-// leave the sanitizer steps running no test.
-TEST(MatchShapes, TheShapesTheGpuCheckSanitizesExist) {
-    std::ifstream in(std::string(TRAINRIG_SOURCE_DIR) + "/scripts/gpu_check/steps.py");
-    ASSERT_TRUE(in) << "scripts/gpu_check/steps.py";
-    std::stringstream text;
-    text << in.rdbuf();
+// scripts/gpu_check/ names test shapes for its steps; a renamed shape would leave a step running
+// no test.
+TEST(MatchShapes, TheShapesTheGpuCheckRunsExist) {
     std::set<std::string> names;
     for (const auto* list : {&device_match_shapes(), &llama_match_shapes()})
         for (const MatchShape& s : *list) names.insert(shape_name(s));
-    const std::string key = "MatchesTheCpuReference/", all = text.str();
-    int found = 0;
-    for (size_t at = all.find(key); at != std::string::npos; at = all.find(key, at + 1)) {
-        const size_t start = at + key.size(), end = all.find('"', start);
-        EXPECT_TRUE(names.count(all.substr(start, end - start))) << all.substr(start, end - start);
-        ++found;
+    // The sanitizers' shapes on a GPU; the emulated device's train-test and sanitizer shapes.
+    for (const auto& [file, count] : {std::pair{"steps.py", 2}, std::pair{"emulated.py", 4}}) {
+        SCOPED_TRACE(file);
+        std::ifstream in(std::string(TRAINRIG_SOURCE_DIR) + "/scripts/gpu_check/" + file);
+        ASSERT_TRUE(in);
+        std::stringstream text;
+        text << in.rdbuf();
+        const std::string key = "MatchesTheCpuReference/", all = text.str();
+        int found = 0;
+        for (size_t at = all.find(key); at != std::string::npos; at = all.find(key, at + 1)) {
+            const size_t start = at + key.size(), end = all.find('"', start);
+            EXPECT_TRUE(names.count(all.substr(start, end - start)))
+                << all.substr(start, end - start);
+            ++found;
+        }
+        EXPECT_EQ(found, count);
     }
-    EXPECT_EQ(found, 2);
 }
 
 // The Llama path of the comparison: no qkv_b, an lm_head, no position table.

@@ -1,5 +1,5 @@
-// The race check (TRAINRIG_EMULATED_RACE_CHECK=1, or =TEXT for the launches from source files
-// whose path contains TEXT, e.g. =attention): each launch runs twice from the same device
+// The race check (TRAINRIG_EMULATED_RACE_CHECK=1, or =TEXT,TEXT... for the launches from source
+// files whose path contains one TEXT, e.g. =attention): each launch runs twice from the same device
 // memory, threads, warps and blocks in opposite orders between barriers (each warp running as far
 // ahead of the others as a GPU allows, Schedule::warp_ahead), and the two results must be
 // the same bytes. A kernel that needs a __syncthreads it lacks reads another thread's data

@@ -1,13 +1,13 @@
-// The commands a user runs on a GPU server, run on the emulated device (docs/testing.md, "The
-// emulated GPU"): every GPU benchmark through `trainrig bench run` checks its own results, and
-// `trainrig validate --level quick` with the fake NVML describing the same GPUs runs every GPU
-// stage. Neither ever judges the emulated timings or calls the machine READY.
+// The fleet commands a user runs on GPU servers, run on the emulated device (docs/testing.md, "The
+// emulated GPU"): `validate --fleet` over two ranks and `bench run nccl-pairs`, with the fake
+// NVML describing the same GPUs. Neither judges emulated timings or calls a node READY. Every GPU
+// benchmark and `validate --level quick` on one node run in scripts/gpu-check.sh --emulated
+// (tests/emulator/gpu_check_emulated_test.py).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -50,62 +50,10 @@ void expect_emulated_and_verified(const json& record) {
     EXPECT_FALSE(record["samples"].empty());
 }
 
-TEST_F(EmulatedCli, EveryGpuBenchmarkRunsAndChecksItsOwnResults) {
-    const auto r = run_trainrig(
-        "bench run h2d d2h hbm gemm p2p nccl burn train --train-backend cuda --json --quick", env_);
-    ASSERT_EQ(r.rc, 0) << r.err << r.out.substr(0, 3000);
-    const json doc = json::parse(r.out);
-    EXPECT_TRUE(doc["errors"].empty()) << doc["errors"];
-    EXPECT_TRUE(doc["skipped"].empty()) << doc["skipped"];
-    std::map<std::string, int> per_bench;
-    for (const auto& rec : doc["results"]) {
-        ++per_bench[rec["bench"].get<std::string>()];
-        expect_emulated_and_verified(rec);
-    }
-    for (const char* bench : {"h2d", "d2h", "hbm", "gemm", "p2p", "nccl", "burn", "train"})
-        EXPECT_GT(per_bench[bench], 0) << bench << " gave no record";
-    EXPECT_EQ(doc["summary"]["fail"], 0);
-    EXPECT_EQ(doc["summary"]["pass"], 0);
-}
-
-TEST_F(EmulatedCli, QuickValidateRunsEveryGpuStageAndIsNeverReady) {
-    const fs::path report = dir_ / "report";
-    // The stack rules compare the fake driver with this machine's (newer) CUDA toolkit: skipped,
-    // as the other live validate tests do.
-    const auto r = run_trainrig(
-        "validate --level quick --json --skip stack --report " + report.string(), env_);
-    ASSERT_EQ(r.rc, 2) << r.err << r.out.substr(0, 4000);
-    const json doc = json::parse(r.out);
-    EXPECT_EQ(doc["scope"], "emulated");
-    EXPECT_EQ(doc["verdict"], "UNKNOWN") << doc["verdict_line"];
-    EXPECT_NE(doc["verdict_line"].get<std::string>().find("emulated GPU"), std::string::npos)
-        << doc["verdict_line"];
-    std::map<std::string, json> stages;
-    for (const auto& s : doc["stages"]) stages[s["name"]] = s;
-    for (const char* name : {"doctor", "topology", "gpu-bench", "training", "watch"})
-        EXPECT_EQ(stages[name]["state"], "ran") << name << ": " << stages[name];
-    // No item comes from an emulated timing.
-    for (const auto& item : doc["items"])
-        EXPECT_FALSE(item["id"].get<std::string>().starts_with("bench."))
-            << item.dump().substr(0, 600);
-    // The training stage trained on the CUDA backend, on the emulated GPU, and learned.
-    bool trained = false;
-    for (const auto& rec : doc["bench"]["results"]) {
-        if (rec["bench"] == "train") {
-            trained = true;
-            EXPECT_EQ(rec["params"]["backend"], "cuda") << rec["params"];
-        }
-        if (rec["target"].contains("gpu_name")) expect_emulated_and_verified(rec);
-    }
-    EXPECT_TRUE(trained);
-    // The signed report says so in words.
-    EXPECT_NE(slurp(report / "report.md").find("emulated GPU"), std::string::npos);
-}
-
 // `validate --fleet` under mpirun, two ranks on this machine: each validates its node alone (its
 // stages see no MPI launcher: the nccl benchmark runs single-process over the node's four GPUs),
 // rank 0 gathers the two reports and judges the fleet. An emulated node is UNKNOWN, so the
-// fleet is. The training stage is the single node's test's (above).
+// fleet is. The training stage is the single node's test's (gpu_check_emulated_test.py).
 TEST_F(EmulatedCli, FleetValidateJudgesTwoEmulatedNodes) {
     const fs::path report = dir_ / "fleet";
     const auto r = run_sh(

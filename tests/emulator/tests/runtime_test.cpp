@@ -170,6 +170,18 @@ TEST_F(RaceCheck, ASyncwarpInPlaceOfSyncthreadsIsFound) {
     EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
 }
 
+// A list checks the launches from the files it names, and only those.
+TEST_F(RaceCheck, AListOfFilesChecksTheLaunchesFromThoseFiles) {
+    std::vector<int> in(128);
+    std::iota(in.begin(), in.end(), 0);
+    ::setenv("TRAINRIG_EMULATED_RACE_CHECK", "rope,swiglu", 1);
+    block_reverse(device(in), device<int>(in.size()), 128, false);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ::setenv("TRAINRIG_EMULATED_RACE_CHECK", "rope,executor_kernels", 1);
+    block_reverse(device(in), device<int>(in.size()), 128, false);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+}
+
 TEST_F(RaceCheck, ACorrectKernelPasses) {
     std::vector<int> in(128);
     std::iota(in.begin(), in.end(), 0);

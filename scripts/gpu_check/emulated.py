@@ -24,10 +24,11 @@ DEFAULT_MODEL = "a100-80g-sxm"
 RACE_CHECK_AGREED = re.compile(r"race check: launches that agreed in both thread orders: (\d+)")
 
 # A run takes the host's time, not a lent GPU's window: the deadline is longer by default, and
-# the steps that take the host longest get about four times what they take on two idle cores
-# (race check 45 s, train-llama 41 s, validate 29 s), for a CI machine busy with other tests.
+# the steps that take the host longest get several times what they take on two idle cores
+# (race check 40 s, train-llama 41 s, validate 29 s), for a CI machine busy with other tests
+# (with three busy processes beside it: 62 s for train-llama, 41 s for validate).
 DEFAULT_DEADLINE = 600
-CAPS = {"sanitizer-racecheck": 180, "train-llama": 180, "validate": 180}
+CAPS = {"sanitizer-racecheck": 240, "train-llama": 180, "validate": 180}
 
 # The trainer test's shapes that run in seconds on the emulated device: GPT-2 over one full tile
 # and Llama with one query head per key/value head, every kernel of both. (The emulated test

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "commands/print_error.h"
+#include "cli/print_error.h"
 #include "core/atomic_file.h"
 #include "core/version.h"
 

@@ -1,4 +1,4 @@
-// Factories of the subcommands, for the command list in cli/commands.cpp.
+// Factories of the subcommands, for the command list in commands/commands.cpp.
 #pragma once
 
 #include <memory>

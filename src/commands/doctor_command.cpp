@@ -4,9 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "core/root_fs.h"
 #include "core/terminal.h"
 #include "core/text.h"

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <optional>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "fleet/fleet_judge.h"
 #include "fleet/fleet_render.h"
 #include "fleet/fleet_report.h"

@@ -10,9 +10,9 @@
 #include <climits>
 #include <cstdlib>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "core/env_file.h"
 #include "core/root_fs.h"
 #include "core/text.h"

@@ -7,9 +7,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/health_options.h"
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "health/budget_alarm.h"
 
 namespace trainrig {

@@ -5,9 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "core/quantity.h"
 #include "plan/model_catalog.h"
 #include "plan/model_overview.h"
@@ -27,8 +27,8 @@ std::string catalogs_text(bool verbose) {
         const auto p = count_params(m);
         out +=
             fmt::format("  {:<14} {:<18} {:>15} params  L{} h{} heads {}/{} ffn {} {} vocab {}\n",
-                        m.id, m.name, format_count(static_cast<double>(p.total)), m.layers, m.hidden, m.heads,
-                        m.kv_heads, m.ffn, ffn_type_name(m.ffn_type), m.vocab);
+                        m.id, m.name, format_count(static_cast<double>(p.total)), m.layers,
+                        m.hidden, m.heads, m.kv_heads, m.ffn, ffn_type_name(m.ffn_type), m.vocab);
         if (verbose) out += fmt::format("  {:<14} source: {}\n", "", m.source);
     }
     const auto hw = builtin_hardware();

@@ -5,9 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "validate/report_compare.h"
 #include "validate/report_dir.h"
 #include "validate/report_html.h"

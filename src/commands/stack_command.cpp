@@ -6,9 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <ctime>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "core/atomic_file.h"
 #include "core/terminal.h"
 #include "core/user_file.h"

@@ -4,9 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "core/user_file.h"
 #include "probe/collect.h"
 #include "topo/render_topo.h"

@@ -7,9 +7,9 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "core/cancel_signals.h"
 #include "data/loader/token_corpus.h"
 #include "train/batch_probe.h"

@@ -7,9 +7,9 @@
 #include <CLI/CLI.hpp>
 #include <map>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "core/user_file.h"
 #include "doctor/stack_lock.h"
 #include "probe/collect.h"

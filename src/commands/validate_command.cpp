@@ -10,9 +10,9 @@
 #include <ctime>
 #include <filesystem>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "core/utc_time.h"
 #include "fleet/fleet_render.h"
 #include "train/communicator.h"

@@ -14,9 +14,9 @@
 #include <filesystem>
 #include <set>
 
+#include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "commands/print_error.h"
 #include "core/atomic_file.h"
 #include "core/cancel_signals.h"
 #include "core/text.h"

@@ -49,13 +49,6 @@ bool contains(std::string_view s, std::string_view needle) {
     return s.find(needle) != std::string_view::npos;
 }
 
-bool contains_icase(std::string_view s, std::string_view needle) {
-    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c; };
-    auto it = std::search(s.begin(), s.end(), needle.begin(), needle.end(),
-                          [&](char a, char b) { return lower(a) == lower(b); });
-    return it != s.end() || needle.empty();
-}
-
 std::string to_lower(std::string_view s) {
     std::string out(s);
     for (auto& c : out)

@@ -16,7 +16,6 @@ std::vector<std::string_view> split(std::string_view s, char sep);
 std::vector<std::string_view> split_ws(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool contains(std::string_view s, std::string_view needle);
-bool contains_icase(std::string_view s, std::string_view needle);
 // ASCII letters in lower case; other bytes unchanged.
 std::string to_lower(std::string_view s);
 

@@ -34,7 +34,7 @@ struct Rule {
     void (*check)(const Snapshot&, const RuleOptions&, Finding&) = nullptr;
 };
 
-// The one explicit list of rules, in report order (rules.cpp).
+// The one explicit list of rules, in report order (rule.cpp).
 const std::vector<Rule>& all_rules();
 const Rule* find_rule(std::string_view id);
 

@@ -27,13 +27,6 @@ constexpr ClockReason kReasons[] = {
 
 std::span<const ClockReason> clock_reasons() { return kReasons; }
 
-uint64_t clock_reason_bits(Verdict v) {
-    uint64_t bits = 0;
-    for (const auto& r : kReasons)
-        if (r.verdict == v) bits |= r.bit;
-    return bits;
-}
-
 Verdict temperature_verdict(double celsius, std::optional<double> slowdown,
                             std::optional<double> max_operating) {
     if (slowdown && celsius >= *slowdown) return Verdict::kFail;

@@ -24,8 +24,6 @@ struct ClockReason {
     Verdict verdict;
 };
 std::span<const ClockReason> clock_reasons();
-// The bits with this verdict, OR-ed.
-uint64_t clock_reason_bits(Verdict v);
 
 // Temperature against the GPU's own thresholds (nvmlDeviceGetTemperatureThreshold): fail at or
 // over the slowdown temperature, warn within kTemperatureMarginC of it or above the maximum

@@ -1,11 +1,6 @@
 #include "validate/batch_probe_stage.h"
 
 #include <fmt/format.h>
-#include <signal.h>
-
-#include <chrono>
-#include <cstring>
-#include <filesystem>
 
 #include "core/text.h"
 
@@ -16,12 +11,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kStageName = "batch-probe";
-
-std::string probe_self_exe() {
-    std::error_code ec;
-    const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("trainrig") : p.string();
-}
 
 std::string rerun_command() {
     return fmt::format("trainrig train --find-batch --backend cuda --model {} --seq {} -v",
@@ -50,34 +39,17 @@ std::vector<std::string> batch_probe_args() {
 
 BatchProbeOutcome read_batch_probe_child(const Result<SupervisedRun>& child) {
     BatchProbeOutcome b;
-    if (!child.ok()) {
-        b.detail = child.status().message();
+    if (auto e = ended_without_output(child)) {
+        b.end = e->end;
+        b.detail = std::move(e->detail);
         return b;
     }
     const SupervisedRun& c = *child;
-    if (c.killed) {
-        b.end = StageEnd::kHung;
-        b.detail = c.left_behind ? "it is still stuck in a system call after SIGKILL" : "";
-        return b;
-    }
-    const bool ours = (c.timed_out || c.interrupted) && c.output.signal == SIGTERM;
-    if (c.output.signal != 0 && !ours) {
-        b.end = StageEnd::kCrashed;
-        b.detail = signal_name(c.output.signal);
-        if (const std::string why = last_line(c.output.err); !why.empty())
-            b.detail += "; its last words: " + why;
-        return b;
-    }
     json doc = json::parse(c.output.out, nullptr, false);
     const bool has_doc = doc.is_object() && doc.value("schema", "") == "trainrig.train.find_batch";
     if (has_doc) b.doc = std::move(doc);
-    if (c.interrupted) {
-        b.end = StageEnd::kInterrupted;
-    } else if (c.timed_out) {
-        b.end = StageEnd::kTimedOut;
-    } else if (has_doc) {
-        b.end = StageEnd::kFinished;
-    } else {
+    b.end = output_end(c, has_doc);
+    if (b.end == StageEnd::kFailed) {
         const std::string why = last_line(c.output.err);
         b.detail = fmt::format("`trainrig train --find-batch` exited {} without a result{}",
                                c.output.exit_code, why.empty() ? "" : ": " + why);
@@ -135,13 +107,7 @@ std::vector<bench::BenchRecord> batch_probe_records(const json& doc, int gpu) {
 }
 
 BatchProbeOutcome run_batch_probe_child(const StageLimits& limits) {
-    std::vector<std::string> argv = {probe_self_exe()};
-    const auto args = batch_probe_args();
-    argv.insert(argv.end(), args.begin(), args.end());
-    SupervisedLimits sl;
-    sl.stop_after = std::chrono::milliseconds(static_cast<int64_t>(limits.timeout_seconds * 1e3));
-    sl.grace = std::chrono::milliseconds(static_cast<int64_t>(limits.grace_seconds * 1e3));
-    return read_batch_probe_child(run_supervised(argv, sl));
+    return read_batch_probe_child(run_self(batch_probe_args(), limits));
 }
 
 void apply_batch_probe(Stage& s, const BatchProbeOutcome& b, const StageLimits& limits,

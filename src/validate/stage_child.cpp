@@ -116,36 +116,42 @@ std::string last_line(const std::string& text) {
     return line;
 }
 
-StageOutcome read_stage_child(const Result<SupervisedRun>& child) {
-    StageOutcome s;
-    if (!child.ok()) {
-        s.detail = child.status().message();
-        return s;
-    }
+std::optional<ChildEnding> ended_without_output(const Result<SupervisedRun>& child) {
+    if (!child.ok()) return ChildEnding{StageEnd::kFailed, child.status().message()};
     const SupervisedRun& c = *child;
-    if (c.killed) {
-        s.end = StageEnd::kHung;
-        s.detail = c.left_behind ? "it is still stuck in a system call after SIGKILL" : "";
-        return s;
-    }
+    if (c.killed)
+        return ChildEnding{StageEnd::kHung,
+                           c.left_behind ? "it is still stuck in a system call after SIGKILL" : ""};
     // A signal we did not send: the stage crashed (SIGTERM after a stop request is ours).
     const bool ours = (c.timed_out || c.interrupted) && c.output.signal == SIGTERM;
     if (c.output.signal != 0 && !ours) {
-        s.end = StageEnd::kCrashed;
-        s.detail = signal_name(c.output.signal);
+        std::string detail = signal_name(c.output.signal);
         if (const std::string why = last_line(c.output.err); !why.empty())
-            s.detail += "; its last words: " + why;
+            detail += "; its last words: " + why;
+        return ChildEnding{StageEnd::kCrashed, detail};
+    }
+    return std::nullopt;
+}
+
+StageEnd output_end(const SupervisedRun& c, bool has_result) {
+    return c.interrupted ? StageEnd::kInterrupted
+           : c.timed_out ? StageEnd::kTimedOut
+           : has_result  ? StageEnd::kFinished
+                         : StageEnd::kFailed;
+}
+
+StageOutcome read_stage_child(const Result<SupervisedRun>& child) {
+    StageOutcome s;
+    if (auto e = ended_without_output(child)) {
+        s.end = e->end;
+        s.detail = std::move(e->detail);
         return s;
     }
+    const SupervisedRun& c = *child;
     auto run = parse_document(c.output.out);
     if (run.ok()) s.run = std::move(run).value();
-    if (c.interrupted) {
-        s.end = StageEnd::kInterrupted;
-    } else if (c.timed_out) {
-        s.end = StageEnd::kTimedOut;
-    } else if (run.ok()) {
-        s.end = StageEnd::kFinished;
-    } else {
+    s.end = output_end(c, run.ok());
+    if (s.end == StageEnd::kFailed) {
         const std::string why = last_line(c.output.err);
         s.detail = fmt::format("`trainrig bench run` exited {} without results: {}",
                                c.output.exit_code, why.empty() ? run.status().message() : why);
@@ -153,15 +159,18 @@ StageOutcome read_stage_child(const Result<SupervisedRun>& child) {
     return s;
 }
 
-StageOutcome run_stage_child(const std::vector<std::string>& ids,
-                             const bench::BenchOptions& options, const StageLimits& limits) {
+Result<SupervisedRun> run_self(const std::vector<std::string>& args, const StageLimits& limits) {
     std::vector<std::string> argv = {self_exe()};
-    const auto args = bench_run_args(ids, options);
     argv.insert(argv.end(), args.begin(), args.end());
     SupervisedLimits sl;
     sl.stop_after = std::chrono::milliseconds(static_cast<int64_t>(limits.timeout_seconds * 1e3));
     sl.grace = std::chrono::milliseconds(static_cast<int64_t>(limits.grace_seconds * 1e3));
-    return read_stage_child(run_supervised(argv, sl));
+    return run_supervised(argv, sl);
+}
+
+StageOutcome run_stage_child(const std::vector<std::string>& ids,
+                             const bench::BenchOptions& options, const StageLimits& limits) {
+    return read_stage_child(run_self(bench_run_args(ids, options), limits));
 }
 
 }  // namespace trainrig::validate

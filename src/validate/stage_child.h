@@ -6,6 +6,7 @@
 // does not finish".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,18 @@ struct StageOutcome {
     std::string detail;   // kCrashed: the signal; kFailed: the child's error; kHung: left behind
 };
 
+// How a stage's child ended where its output does not matter: it could not start (kFailed), was
+// killed (kHung) or took a signal nobody sent it (kCrashed), with the detail; none when it ended
+// by itself or as asked, and what it printed is to be read (`output_end`).
+struct ChildEnding {
+    StageEnd end;
+    std::string detail;
+};
+std::optional<ChildEnding> ended_without_output(const Result<SupervisedRun>& child);
+// The end of a child whose output was read: interrupted, timed out, else finished when it
+// printed its result (`has_result`), else failed.
+StageEnd output_end(const SupervisedRun& child, bool has_result);
+
 // What a finished child's output means: pure, so every ending is tested without a child.
 StageOutcome read_stage_child(const Result<SupervisedRun>& child);
 
@@ -50,6 +63,9 @@ StageOutcome read_stage_child(const Result<SupervisedRun>& child);
 // on stderr (sanitized, at most 300 characters), in its own words.
 std::string signal_name(int sig);
 std::string last_line(const std::string& text);
+
+// Runs this program with `args` as a supervised child under `limits`.
+Result<SupervisedRun> run_self(const std::vector<std::string>& args, const StageLimits& limits);
 
 // Runs `ids` in a child of this program and reads its outcome.
 StageOutcome run_stage_child(const std::vector<std::string>& ids,

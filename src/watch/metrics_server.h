@@ -35,9 +35,8 @@ public:
     ~MetricsServer();
 
     int port() const { return port_; }
-    // Requests answered, and those answered with an error status (4xx/5xx).
+    // Requests answered (those with an error status are counted apart, for the metrics).
     uint64_t requests() const { return requests_; }
-    uint64_t bad_requests() const { return bad_requests_; }
 
 private:
     MetricsServer() = default;

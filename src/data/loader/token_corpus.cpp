@@ -21,7 +21,7 @@ Result<std::shared_ptr<const TokenCorpus>> TokenCorpus::open(
             if (!d) return d.status();
             auto owned = std::make_shared<MegatronDataset>(std::move(d).value());
             corpus->parts_.push_back(
-                {path, owned, owned->bin().bytes().data(), owned->dtype(), owned->tokens()});
+                {owned, owned->bin().bytes().data(), owned->dtype(), owned->tokens()});
             continue;
         }
         const std::vector<std::string> shards = llmc_shard_paths(path);
@@ -35,7 +35,7 @@ Result<std::shared_ptr<const TokenCorpus>> TokenCorpus::open(
             if (!s) return s.status();
             auto owned = std::make_shared<LlmcShard>(std::move(s).value());
             corpus->parts_.push_back(
-                {shard, owned, owned->token_bytes(), owned->dtype(), owned->tokens()});
+                {owned, owned->token_bytes(), owned->dtype(), owned->tokens()});
         }
     }
     if (corpus->parts_.empty())

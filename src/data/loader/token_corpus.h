@@ -20,13 +20,11 @@ public:
 
     size_t parts() const { return parts_.size(); }
     uint64_t part_tokens(size_t p) const { return parts_[p].tokens; }
-    const std::string& part_name(size_t p) const { return parts_[p].name; }
     uint64_t tokens() const;
     // Copies tokens [first, first + n) of part p, widened to uint32.
     void copy(size_t p, uint64_t first, size_t n, uint32_t* out) const;
 
     struct Part {
-        std::string name;
         std::shared_ptr<const void> owner;  // keeps the mapping alive
         const unsigned char* base = nullptr;
         TokenDtype dtype = TokenDtype::kU16;

@@ -44,7 +44,6 @@ public:
     ByteStringMap() { rehash(64); }
 
     size_t size() const { return size_; }
-    size_t arena_bytes() const { return arena_.size(); }
     void reserve(size_t n) {
         size_t cap = 64;
         while (cap < n * 2) cap <<= 1;

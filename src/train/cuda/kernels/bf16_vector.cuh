@@ -1,6 +1,6 @@
 // What the elementwise and row kernels share: bf16 loads and stores of one element or of eight
-// at once (one 16-byte access), the alignment test that picks between them, and a grid size
-// capped for grid-stride loops.
+// at once (one 16-byte access), the alignment test that picks between them, the grid of the
+// grid-stride elementwise kernels, and a warp's sum.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -14,10 +14,23 @@ using bf16 = __nv_bfloat16;
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// Blocks of `per_block` threads to cover `threads`, at most `max_blocks` (the loops stride on).
-inline unsigned blocks_for(size_t threads, int per_block, size_t max_blocks) {
-    const size_t blocks = (threads + static_cast<size_t>(per_block) - 1) / per_block;
-    return static_cast<unsigned>(blocks < max_blocks ? blocks : max_blocks);
+// The elementwise kernels (encoder, GELU, SwiGLU): kThreads a block, and blocks to cover
+// `threads`, at most kMaxBlocks: enough to fill an H100/H200 (132 SMs, 8 blocks of 256 each)
+// several times over; their grid-stride loops cover larger inputs.
+namespace elementwise {
+constexpr int kThreads = 256;
+constexpr size_t kMaxBlocks = 4096;
+inline unsigned blocks_for(size_t threads) {
+    const size_t blocks = (threads + static_cast<size_t>(kThreads) - 1) / kThreads;
+    return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+}  // namespace elementwise
+
+// The sum of v over the 32 lanes of a full warp, in every lane, added in the same order in each.
+__device__ inline float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
 }
 
 // kVec = 8 needs p 16-byte aligned.

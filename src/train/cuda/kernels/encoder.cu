@@ -13,13 +13,8 @@ namespace {
 using vec::aligned16;
 using vec::load;
 using vec::store;
-
-constexpr int kThreads = 256;
-// Enough blocks to fill an H100/H200 (132 SMs, 8 blocks of 256 each) several times over; larger
-// inputs are covered by the grid-stride loops.
-constexpr size_t kMaxBlocks = 4096;
-
-unsigned blocks_for(size_t threads) { return vec::blocks_for(threads, kThreads, kMaxBlocks); }
+using vec::elementwise::blocks_for;
+using vec::elementwise::kThreads;
 
 // Each thread handles kVec consecutive channels of one row; kVec = 8 needs C % 8 == 0 (so a
 // vector never straddles two rows) and 16-byte aligned tables.

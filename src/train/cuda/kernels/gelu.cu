@@ -11,14 +11,11 @@ namespace {
 using vec::aligned16;
 using vec::load;
 using vec::store;
+using vec::elementwise::blocks_for;
+using vec::elementwise::kThreads;
 
-constexpr int kThreads = 256;
-// Enough blocks to fill an H100/H200 several times over; the loops stride past it.
-constexpr size_t kMaxBlocks = 4096;
 constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2 / pi)
 constexpr float kGeluCube = 0.044715f;
-
-unsigned blocks_for(size_t threads) { return vec::blocks_for(threads, kThreads, kMaxBlocks); }
 
 // Same operation order as the CPU reference (src/train/cpu/pointwise.cpp).
 __device__ float gelu(float x) {

@@ -13,6 +13,7 @@ namespace {
 using vec::aligned16;
 using vec::load;
 using vec::store;
+using vec::warp_sum;
 
 constexpr float kEps = 1e-5f;
 constexpr int kFwdWarps = 8;
@@ -20,12 +21,6 @@ constexpr int kFwdWarps = 8;
 // H100/H200's 132 SMs, 32 warps per SM.
 constexpr int kBwdWarps = 16;
 constexpr unsigned kBwdMaxBlocks = 264;
-
-__device__ float warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 // Three passes over the row (mean, variance around it, output), as the CPU does; the row is
 // small enough that the second and third come from L1. kVec = 8 needs C % 8 == 0 and 16-byte

@@ -14,17 +14,12 @@ namespace {
 using vec::aligned16;
 using vec::load;
 using vec::store;
+using vec::warp_sum;
 
 constexpr int kFwdWarps = 8;
 // As layernorm.cu: 2 blocks of 16 warps on each of an H100/H200's 132 SMs.
 constexpr int kBwdWarps = 16;
 constexpr unsigned kBwdMaxBlocks = 264;
-
-__device__ float warp_sum(float v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 // Two passes over the row (mean square, output), as the CPU does. kVec = 8 needs C % 8 == 0
 // and 16-byte aligned pointers so that every row starts on a vector boundary.

@@ -14,12 +14,8 @@ namespace {
 using vec::aligned16;
 using vec::load;
 using vec::store;
-
-constexpr int kThreads = 256;
-// Enough blocks to fill an H100/H200 several times over; the loops stride past it.
-constexpr size_t kMaxBlocks = 4096;
-
-unsigned blocks_for(size_t threads) { return vec::blocks_for(threads, kThreads, kMaxBlocks); }
+using vec::elementwise::blocks_for;
+using vec::elementwise::kThreads;
 
 // kVec consecutive channels of one row per step: kVec = 8 needs F % 8 == 0 (a vector never
 // straddles the gate and up halves or two rows) and 16-byte aligned pointers.

@@ -13,6 +13,7 @@
 #include "doctor/gpus.h"
 #include "doctor/report.h"
 #include "snapshot/snapshot.h"
+#include "validate/report_items.h"
 #include "validate/report_trust.h"
 #include "validate/validate_run.h"
 #include "validate/verdict.h"
@@ -171,7 +172,7 @@ NodeInput from_snapshot(const std::string& text, const std::string& path) {
             f.status == FindingStatus::kError)
             items.push_back(validate::finding_item(f));
     }
-    validate::Stage doctor{"doctor", "configuration checks", 0, 0, validate::StageState::kRan, "",
+    validate::StageRecord doctor{"doctor", "configuration checks", 0, 0, validate::StageState::kRan, "",
                            true};
     n.verdict = validate::verdict_name(
         validate::judge({doctor}, items, validate::Scope::kTree, false).verdict);

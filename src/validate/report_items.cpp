@@ -119,7 +119,7 @@ nlohmann::json item_json(const Item& i) {
             {"action", i.action}};
 }
 
-nlohmann::json stage_json(const Stage& s) {
+nlohmann::json stage_json(const StageRecord& s) {
     return {{"name", s.name},
             {"title", s.title},
             {"state", stage_state_name(s.state)},

@@ -27,6 +27,6 @@ Item alert_item(const watch::Alert& a);
 Item finding_item(const Finding& f);
 
 nlohmann::json item_json(const Item& i);
-nlohmann::json stage_json(const Stage& s);
+nlohmann::json stage_json(const StageRecord& s);
 
 }  // namespace trainrig::validate

@@ -56,7 +56,7 @@ const char* scope_name(Scope s) {
     return "gpu";
 }
 
-Outcome judge(const std::vector<Stage>& stages, const std::vector<Item>& items, Scope scope,
+Outcome judge(const std::vector<StageRecord>& stages, const std::vector<Item>& items, Scope scope,
               bool incomplete) {
     size_t fail = 0, warn = 0, unknown = 0;
     for (const auto& i : items)

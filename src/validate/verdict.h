@@ -35,8 +35,9 @@ struct Item {
 enum class StageState { kRan, kSkipped, kCouldNotRun, kInterrupted };
 const char* stage_state_name(StageState s);  // "ran", "skipped", "could not run", "interrupted"
 
-struct Stage {
-    std::string name;   // doctor, topology, host-bench, gpu-bench, training, watch
+// What the report says about one stage (validate/stages/stage.h runs it).
+struct StageRecord {
+    std::string name;   // the stage's id: doctor, topology, host-bench, ... (stages/stage_list.h)
     std::string title;  // "GPU benchmarks"
     double budget_seconds = 0;
     double seconds = 0;
@@ -57,7 +58,7 @@ struct Outcome {
     std::string line;  // "NOT READY: 2 failed, 1 warning (no GPU: host checks only)"
 };
 
-Outcome judge(const std::vector<Stage>& stages, const std::vector<Item>& items, Scope scope,
+Outcome judge(const std::vector<StageRecord>& stages, const std::vector<Item>& items, Scope scope,
               bool incomplete);
 
 }  // namespace trainrig::validate

@@ -1,6 +1,6 @@
 // validate's micro-batch stage without a child or a GPU: how each ending of the child reads,
 // the measurements a find_batch document becomes, and what the stage and verdict make of them.
-#include "validate/batch_probe_stage.h"
+#include "validate/stages/batch_probe_stage.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -110,7 +110,7 @@ TEST(BatchProbeStage, TheStageStateAndItemsFollowTheAnswer) {
     const StageLimits limits{240, 30};
     auto apply = [&](const BatchProbeOutcome& b, std::vector<Item>& items, bench::BenchRun& run,
                      std::string& hung) {
-        Stage s{"batch-probe", "the largest micro-batch", 60, 0, StageState::kSkipped, "", false};
+        StageRecord s{"batch-probe", "the largest micro-batch", 60, 0, StageState::kSkipped, "", false};
         apply_batch_probe(s, b, limits, run, items, hung);
         return s;
     };
@@ -118,7 +118,7 @@ TEST(BatchProbeStage, TheStageStateAndItemsFollowTheAnswer) {
         std::vector<Item> items;
         bench::BenchRun run;
         std::string hung;
-        const Stage s = apply({StageEnd::kFinished, probe_doc("found"), ""}, items, run, hung);
+        const StageRecord s = apply({StageEnd::kFinished, probe_doc("found"), ""}, items, run, hung);
         EXPECT_EQ(s.state, StageState::kRan);
         EXPECT_TRUE(items.empty());
         EXPECT_EQ(run.records.size(), 3u);
@@ -127,7 +127,7 @@ TEST(BatchProbeStage, TheStageStateAndItemsFollowTheAnswer) {
         std::vector<Item> items;
         bench::BenchRun run;
         std::string hung;
-        const Stage s =
+        const StageRecord s =
             apply({StageEnd::kFinished, probe_doc("nothing_fits"), ""}, items, run, hung);
         EXPECT_EQ(s.state, StageState::kRan);
         ASSERT_EQ(items.size(), 1u);
@@ -138,7 +138,7 @@ TEST(BatchProbeStage, TheStageStateAndItemsFollowTheAnswer) {
         std::vector<Item> items;
         bench::BenchRun run;
         std::string hung;
-        const Stage s = apply({StageEnd::kFinished, probe_doc("error"), ""}, items, run, hung);
+        const StageRecord s = apply({StageEnd::kFinished, probe_doc("error"), ""}, items, run, hung);
         EXPECT_EQ(s.state, StageState::kCouldNotRun);
         EXPECT_TRUE(has(s.reason, "fell off the bus")) << s.reason;
         ASSERT_EQ(items.size(), 1u);
@@ -155,7 +155,7 @@ TEST(BatchProbeStage, TheStageStateAndItemsFollowTheAnswer) {
         std::vector<Item> items;
         bench::BenchRun run;
         std::string hung;
-        const Stage s = apply({StageEnd::kFinished, doc, ""}, items, run, hung);
+        const StageRecord s = apply({StageEnd::kFinished, doc, ""}, items, run, hung);
         EXPECT_EQ(s.state, StageState::kCouldNotRun);
         EXPECT_TRUE(has(s.reason, "batch 128: did not finish")) << s.reason;
         EXPECT_TRUE(hung.empty());  // the probe itself stopped; its trial's processes are gone
@@ -172,7 +172,7 @@ TEST(BatchProbeStage, TheStageStateAndItemsFollowTheAnswer) {
         std::vector<Item> items;
         bench::BenchRun run;
         std::string hung;
-        const Stage s = apply({StageEnd::kHung, json(), ""}, items, run, hung);
+        const StageRecord s = apply({StageEnd::kHung, json(), ""}, items, run, hung);
         EXPECT_EQ(s.state, StageState::kCouldNotRun);
         EXPECT_EQ(hung, "batch-probe");
         EXPECT_TRUE(has(s.reason, "hung")) << s.reason;

@@ -24,8 +24,8 @@ Item item(Level l, const char* id = "x") {
     return i;
 }
 
-Stage stage(const char* name, StageState s, bool required) {
-    Stage st;
+StageRecord stage(const char* name, StageState s, bool required) {
+    StageRecord st;
     st.name = name;
     st.state = s;
     st.required = required;
@@ -33,7 +33,7 @@ Stage stage(const char* name, StageState s, bool required) {
 }
 
 TEST(ValidateVerdict, PrecedenceFailThenUnknownThenWarn) {
-    const std::vector<Stage> ran = {stage("doctor", StageState::kRan, true),
+    const std::vector<StageRecord> ran = {stage("doctor", StageState::kRan, true),
                                     stage("training", StageState::kRan, true)};
     EXPECT_EQ(judge(ran, {}, Scope::kGpu, false).verdict, Verdict::kReady);
     EXPECT_EQ(judge(ran, {item(Level::kWarn)}, Scope::kGpu, false).verdict,
@@ -48,7 +48,7 @@ TEST(ValidateVerdict, PrecedenceFailThenUnknownThenWarn) {
 }
 
 TEST(ValidateVerdict, ARequiredStageThatDidNotRunIsNeverAPass) {
-    const std::vector<Stage> stages = {stage("doctor", StageState::kRan, true),
+    const std::vector<StageRecord> stages = {stage("doctor", StageState::kRan, true),
                                        stage("gpu-bench", StageState::kCouldNotRun, true),
                                        stage("topology", StageState::kCouldNotRun, false)};
     const auto o = judge(stages, {}, Scope::kGpu, false);
@@ -56,13 +56,13 @@ TEST(ValidateVerdict, ARequiredStageThatDidNotRunIsNeverAPass) {
     EXPECT_EQ(o.line, "UNKNOWN: did not run: gpu-bench");
     EXPECT_EQ(verdict_exit_code(o.verdict), 2);
     // Skipped (the machine lacks what it needs, or --root) is not "could not run".
-    const std::vector<Stage> skipped = {stage("doctor", StageState::kRan, true),
+    const std::vector<StageRecord> skipped = {stage("doctor", StageState::kRan, true),
                                         stage("training", StageState::kSkipped, true)};
     EXPECT_EQ(judge(skipped, {}, Scope::kTree, false).verdict, Verdict::kReady);
 }
 
 TEST(ValidateVerdict, TheLineSaysWhatTheVerdictCovers) {
-    const std::vector<Stage> ran = {stage("doctor", StageState::kRan, true)};
+    const std::vector<StageRecord> ran = {stage("doctor", StageState::kRan, true)};
     const auto host = judge(ran, {item(Level::kFail), item(Level::kWarn), item(Level::kWarn)},
                             Scope::kHost, false);
     EXPECT_EQ(host.line, "NOT READY: 1 failed, 2 warnings (no GPU: host checks only)");

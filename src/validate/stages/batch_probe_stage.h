@@ -1,4 +1,4 @@
-// validate's micro-batch stage (docs/report.md): on a GPU machine at `standard` and `long`,
+// validate's batch-probe stage (docs/report.md): on a GPU machine at `standard` and `long`,
 // `trainrig train --find-batch --backend cuda --json` for the reference model in a supervised
 // child, as the measuring stages run theirs (stage_child.h): a trial that crashes or hangs the
 // GPU cannot take validate with it. Every size tried becomes measurements of the report's bench
@@ -46,7 +46,7 @@ BatchProbeOutcome run_batch_probe_child(const StageLimits& limits);
 // Applies an outcome to the stage: its state and reason, its measurements (into `run`), and
 // its items (an error or a crash is unknown; nothing fitting even one sequence, a warning).
 // Sets `hung` to the stage's name when the child had to be killed.
-void apply_batch_probe(Stage& s, const BatchProbeOutcome& b, const StageLimits& limits,
+void apply_batch_probe(StageRecord& s, const BatchProbeOutcome& b, const StageLimits& limits,
                        bench::BenchRun& run, std::vector<Item>& items, std::string& hung);
 
 }  // namespace trainrig::validate

@@ -1,8 +1,11 @@
-#include "validate/batch_probe_stage.h"
+#include "validate/stages/batch_probe_stage.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/text.h"
+#include "validate/stages/stage_list.h"
 
 namespace trainrig::validate {
 
@@ -110,7 +113,7 @@ BatchProbeOutcome run_batch_probe_child(const StageLimits& limits) {
     return read_batch_probe_child(run_self(batch_probe_args(), limits));
 }
 
-void apply_batch_probe(Stage& s, const BatchProbeOutcome& b, const StageLimits& limits,
+void apply_batch_probe(StageRecord& s, const BatchProbeOutcome& b, const StageLimits& limits,
                        bench::BenchRun& run, std::vector<Item>& items, std::string& hung) {
     const std::string rerun = fmt::format("re-run it alone: `{}`", rerun_command());
     // A probe that did not finish leaves sizes as evidence, not the machine's answer.
@@ -197,5 +200,41 @@ void apply_batch_probe(Stage& s, const BatchProbeOutcome& b, const StageLimits& 
             ? "look for Xid errors (`trainrig doctor --only kmsg.xid`, `dmesg`), then " + rerun
             : rerun));
 }
+
+namespace {
+
+class BatchProbeStage final : public Stage {
+public:
+    const char* id() const override { return kStageName; }
+    const char* title() const override { return "the largest micro-batch (train --find-batch)"; }
+    double budget_seconds(RunLevel l) const override {
+        return l == RunLevel::kQuick ? 0 : kBatchProbeBudget;
+    }
+
+    std::optional<Skip> applies(const RunContext& ctx) const override {
+        const std::vector<int>& gpus = ctx.options.gpus;
+        if (!ctx.snapshot) return Skip{};
+        if (!ctx.live()) return Skip{kLiveOnly};
+        if (ctx.scope != Scope::kGpu) return Skip{kNoGpu};
+        if (ctx.options.level == RunLevel::kQuick) return Skip{"runs at --level standard and long"};
+        if (ctx.skipped_by_user(id())) return Skip{kSkippedByUser, StageState::kSkipped, true};
+        if (!gpus.empty() && std::find(gpus.begin(), gpus.end(), 0) == gpus.end())
+            return Skip{"--gpus leaves out GPU 0, the GPU the probe trains on"};
+        if (RunContext::interrupted()) return Skip{kInterruptedBefore};
+        if (!ctx.hung.empty()) return Skip{ctx.after_hang()};
+        return std::nullopt;
+    }
+
+    Status run(RunContext& ctx, StageRecord& record) override {
+        const StageLimits limits = stage_limits(record.budget_seconds, ctx.options.stage_timeout);
+        const BatchProbeOutcome b = run_batch_probe_child(limits);
+        apply_batch_probe(record, b, limits, ctx.run, ctx.items, ctx.hung);
+        return ok_status();
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Stage> batch_probe_stage() { return std::make_unique<BatchProbeStage>(); }
 
 }  // namespace trainrig::validate

@@ -124,12 +124,53 @@ double deepspeed_zero3_gpu_bytes(double params, double largest_layer_params, int
     return 4 * largest_layer_params + std::floor(18 * params / gpus);
 }
 
-MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParamCounts& p, const JobSpec& j,
-                               const Machine& machine, int zero, Derivation* d) {
-    MemoryBreakdown mem;
-    mem.zero = zero;
-    mem.capacity = machine.gpu.memory_bytes;
-    const int dp = dp_degree(j, machine);
+namespace {
+
+// Records a term in bytes in the derivation when the caller keeps one; returns it either way.
+struct BytesTerm {
+    Derivation* d;
+    double operator()(std::string id, std::string what, std::string formula, std::string subst,
+                      double v, const char* source) const {
+        if (d)
+            d->add(std::move(id), std::move(what), std::move(formula), std::move(subst), v, "bytes",
+                   source);
+        return v;
+    }
+};
+
+// DeepSpeed counts model states only, over all GPUs, without TP or PP.
+void deepspeed_model_states(MemoryBreakdown& mem, const ModelSpec& m, const ParamCounts& p,
+                            const Machine& machine, int zero, Derivation* d) {
+    const BytesTerm add{d};
+    // DeepSpeed's estimator takes the largest single module's own parameters, not the unit
+    // FSDP/ZeRO-3 gathers.
+    const double largest_module =
+        std::max({static_cast<double>(m.vocab) * m.hidden,
+                  static_cast<double>(m.hidden) * static_cast<double>(m.ffn),
+                  static_cast<double>(m.hidden) * static_cast<double>(m.heads * m.head_dim)});
+    const double total = static_cast<double>(p.total);
+    if (zero == 2) {
+        mem.weights = add("memory.weights", "16-bit weights (DeepSpeed ZeRO-2 estimator)", "2Ψ",
+                          fmt::format("2 x {}", num(total)), 2 * total, kDeepSpeed);
+        mem.optimizer =
+            add("memory.optimizer", "gradients, fp32 copies and Adam states (estimator)", "18Ψ / N",
+                fmt::format("18 x {} / {}", num(total), machine.gpus),
+                std::floor(18 * total / machine.gpus), kDeepSpeed);
+    } else {
+        mem.optimizer = add("memory.optimizer", "model states (DeepSpeed ZeRO-3 estimator)",
+                            "18Ψ / N", fmt::format("18 x {} / {}", num(total), machine.gpus),
+                            std::floor(18 * total / machine.gpus), kDeepSpeed);
+        mem.zero3_buffers =
+            add("memory.zero3_buffers", "largest module, gathered (estimator)", "4 x largest_layer",
+                fmt::format("4 x {}", num(largest_module)), 4 * largest_module, kDeepSpeed);
+    }
+}
+
+// Weights, gradients, optimizer states and ZeRO-3's gathered buffers, as the ZeRO paper
+// shards them over data parallelism (and TP and PP split them).
+void zero_model_states(MemoryBreakdown& mem, const ModelSpec& m, const ParamCounts& p,
+                       const JobSpec& j, int dp, int zero, Derivation* d) {
+    const BytesTerm add{d};
     const double part = params_per_gpu(m, p, j);
     const double trainable =
         lora(j) ? static_cast<double>(lora_params(m, j.lora_rank, j.lora_targets)) / (j.tp * j.pp)
@@ -138,88 +179,56 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParamCounts& p, const J
     const double frozen_bytes =
         j.mode == Mode::kQlora ? kNf4Bytes : (mixed(j.precision) ? 2.0 : 4.0);
     const StateBytes sb = state_bytes(j);
-    auto add = [&](std::string id, std::string what, std::string formula, std::string subst,
-                   double v, const char* source) {
-        if (d)
-            d->add(std::move(id), std::move(what), std::move(formula), std::move(subst), v, "bytes",
-                   source);
-        return v;
-    };
     // The unit FSDP/ZeRO-3 gathers: a transformer block (FSDP wraps per block) or the
     // embedding, whichever is larger.
     const double largest =
         std::max(static_cast<double>(p.per_layer), static_cast<double>(m.vocab) * m.hidden) / j.tp;
-    // DeepSpeed's estimator takes the largest single module's own parameters instead.
-    const double largest_module =
-        std::max({static_cast<double>(m.vocab) * m.hidden,
-                  static_cast<double>(m.hidden) * static_cast<double>(m.ffn),
-                  static_cast<double>(m.hidden) * static_cast<double>(m.heads * m.head_dim)});
-
-    if (j.convention == Convention::kDeepSpeed && zero >= 2 && !lora(j)) {
-        // DeepSpeed counts model states only, over all GPUs, without TP or PP.
-        const double total = static_cast<double>(p.total);
-        if (zero == 2) {
-            mem.weights = add("memory.weights", "16-bit weights (DeepSpeed ZeRO-2 estimator)", "2Ψ",
-                              fmt::format("2 x {}", num(total)), 2 * total, kDeepSpeed);
-            mem.optimizer =
-                add("memory.optimizer", "gradients, fp32 copies and Adam states (estimator)",
-                    "18Ψ / N", fmt::format("18 x {} / {}", num(total), machine.gpus),
-                    std::floor(18 * total / machine.gpus), kDeepSpeed);
-        } else {
-            mem.optimizer = add("memory.optimizer", "model states (DeepSpeed ZeRO-3 estimator)",
-                                "18Ψ / N", fmt::format("18 x {} / {}", num(total), machine.gpus),
-                                std::floor(18 * total / machine.gpus), kDeepSpeed);
-            mem.zero3_buffers = add("memory.zero3_buffers", "largest module, gathered (estimator)",
-                                    "4 x largest_layer", fmt::format("4 x {}", num(largest_module)),
-                                    4 * largest_module, kDeepSpeed);
-        }
+    const double w_div = zero >= 3 ? dp : 1, g_div = zero >= 2 ? dp : 1, o_div = zero >= 1 ? dp : 1;
+    const std::string stage = fmt::format("ZeRO-{}, DP {}", zero, dp);
+    if (lora(j)) {
+        mem.weights =
+            add("memory.weights", "frozen base weights + adapters",
+                fmt::format("(Ψ_base x {} + Ψ_lora x {}) / {}", num(frozen_bytes), sb.weight,
+                            zero >= 3 ? "DP" : "1"),
+                fmt::format("({} x {} + {} x {}) / {}", num(frozen), num(frozen_bytes),
+                            num(trainable), sb.weight, num(w_div)),
+                (frozen * frozen_bytes + trainable * sb.weight) / w_div,
+                j.mode == Mode::kQlora ? "Dettmers et al. 2023 (arXiv:2305.14314) §3: NF4 with "
+                                         "double quantization, 4.127 bits/param"
+                                       : kZeroPaper);
     } else {
-        const double w_div = zero >= 3 ? dp : 1, g_div = zero >= 2 ? dp : 1,
-                     o_div = zero >= 1 ? dp : 1;
-        const std::string stage = fmt::format("ZeRO-{}, DP {}", zero, dp);
-        if (lora(j)) {
-            mem.weights =
-                add("memory.weights", "frozen base weights + adapters",
-                    fmt::format("(Ψ_base x {} + Ψ_lora x {}) / {}", num(frozen_bytes), sb.weight,
-                                zero >= 3 ? "DP" : "1"),
-                    fmt::format("({} x {} + {} x {}) / {}", num(frozen), num(frozen_bytes),
-                                num(trainable), sb.weight, num(w_div)),
-                    (frozen * frozen_bytes + trainable * sb.weight) / w_div,
-                    j.mode == Mode::kQlora ? "Dettmers et al. 2023 (arXiv:2305.14314) §3: NF4 with "
-                                             "double quantization, 4.127 bits/param"
-                                           : kZeroPaper);
-        } else {
-            mem.weights = add("memory.weights", "weights (" + stage + ")",
-                              fmt::format("Ψ_gpu x {}{}", sb.weight, zero >= 3 ? " / DP" : ""),
-                              fmt::format("{} x {} / {}", num(part), sb.weight, num(w_div)),
-                              part * sb.weight / w_div, kZeroPaper);
-        }
-        mem.gradients =
-            add("memory.gradients", "gradients (" + stage + ")",
-                fmt::format("Ψ_trainable x {}{}", sb.gradient, zero >= 2 ? " / DP" : ""),
-                fmt::format("{} x {} / {}", num(trainable), sb.gradient, num(g_div)),
-                trainable * sb.gradient / g_div,
-                j.convention == Convention::kMegatron
-                    ? "Megatron-LM: fp32 main gradients (Narayanan et al. 2021)"
-                    : kZeroPaper);
-        mem.optimizer =
-            add("memory.optimizer",
-                fmt::format("optimizer states, {} ({})", optimizer_name(j.optimizer), stage),
-                fmt::format("Ψ_trainable x {}{}", sb.optimizer, zero >= 1 ? " / DP" : ""),
-                fmt::format("{} x {} / {}", num(trainable), sb.optimizer, num(o_div)),
-                trainable * sb.optimizer / o_div, kZeroPaper);
-        if (zero >= 3) {
-            const double bytes = lora(j) ? frozen_bytes : sb.weight;
-            mem.zero3_buffers =
-                add("memory.zero3_buffers",
-                    "gathered parameters: the unit in use and the prefetched one",
-                    "2 x max(layer, vocab x hidden) / TP x bytes",
-                    fmt::format("2 x {} x {}", num(largest), num(bytes)), 2 * largest * bytes,
-                    "FSDP/ZeRO-3 gather one wrapped unit at a time and prefetch the next");
-        }
+        mem.weights = add("memory.weights", "weights (" + stage + ")",
+                          fmt::format("Ψ_gpu x {}{}", sb.weight, zero >= 3 ? " / DP" : ""),
+                          fmt::format("{} x {} / {}", num(part), sb.weight, num(w_div)),
+                          part * sb.weight / w_div, kZeroPaper);
     }
+    mem.gradients = add("memory.gradients", "gradients (" + stage + ")",
+                        fmt::format("Ψ_trainable x {}{}", sb.gradient, zero >= 2 ? " / DP" : ""),
+                        fmt::format("{} x {} / {}", num(trainable), sb.gradient, num(g_div)),
+                        trainable * sb.gradient / g_div,
+                        j.convention == Convention::kMegatron
+                            ? "Megatron-LM: fp32 main gradients (Narayanan et al. 2021)"
+                            : kZeroPaper);
+    mem.optimizer =
+        add("memory.optimizer",
+            fmt::format("optimizer states, {} ({})", optimizer_name(j.optimizer), stage),
+            fmt::format("Ψ_trainable x {}{}", sb.optimizer, zero >= 1 ? " / DP" : ""),
+            fmt::format("{} x {} / {}", num(trainable), sb.optimizer, num(o_div)),
+            trainable * sb.optimizer / o_div, kZeroPaper);
+    if (zero >= 3) {
+        const double bytes = lora(j) ? frozen_bytes : sb.weight;
+        mem.zero3_buffers = add(
+            "memory.zero3_buffers", "gathered parameters: the unit in use and the prefetched one",
+            "2 x max(layer, vocab x hidden) / TP x bytes",
+            fmt::format("2 x {} x {}", num(largest), num(bytes)), 2 * largest * bytes,
+            "FSDP/ZeRO-3 gather one wrapped unit at a time and prefetch the next");
+    }
+}
 
-    // Activations.
+// Activations of the busiest pipeline stage: the first, with its micro-batches in flight, or the
+// last, with the output layer's input and logits.
+void activation_memory(MemoryBreakdown& mem, const ModelSpec& m, const JobSpec& j, Derivation* d) {
+    const BytesTerm add{d};
     const double layer = layer_activation_bytes(m, j);
     const double layers_per_stage = std::ceil(static_cast<double>(m.layers) / j.pp);
     const double in_flight =
@@ -268,6 +277,12 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParamCounts& p, const J
                                      m.hidden, r, s, b, m.vocab, j.tp),
                          output, "Korthikanti et al. 2022 §4.3 (output layer, cross entropy)");
     }
+}
+
+// What every GPU holds whatever the model: the CUDA context and one set of NCCL buffers per
+// parallel dimension above 1.
+void fixed_buffers(MemoryBreakdown& mem, const JobSpec& j, int dp, Derivation* d) {
+    const BytesTerm add{d};
     mem.cuda_context = add("memory.cuda_context", "CUDA context (PyTorch, lazy loading)",
                            "a fixed size: a bare PyTorch context with lazy loading, as measured",
                            "426 x 2^20 bytes", kCudaContext,
@@ -285,6 +300,22 @@ MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParamCounts& p, const J
             "544 MB per 2-rank, 688 MB per larger communicator",
             terms.empty() ? std::string("0 (no parallel dimension above 1)") : join(terms, " + "),
             nccl, "measured on 4x A100 (NVIDIA/nccl#964)");
+}
+
+}  // namespace
+
+MemoryBreakdown memory_per_gpu(const ModelSpec& m, const ParamCounts& p, const JobSpec& j,
+                               const Machine& machine, int zero, Derivation* d) {
+    MemoryBreakdown mem;
+    mem.zero = zero;
+    mem.capacity = machine.gpu.memory_bytes;
+    const int dp = dp_degree(j, machine);
+    if (j.convention == Convention::kDeepSpeed && zero >= 2 && !lora(j))
+        deepspeed_model_states(mem, m, p, machine, zero, d);
+    else
+        zero_model_states(mem, m, p, j, dp, zero, d);
+    activation_memory(mem, m, j, d);
+    fixed_buffers(mem, j, dp, d);
     if (d)
         d->add("memory.total", fmt::format("memory per GPU, ZeRO-{}", zero),
                "weights + gradients + optimizer + buffers + activations + logits + context + NCCL",

@@ -128,20 +128,22 @@ Result<ModelSpec> resolve_model(const PlanOptions& o) {
     return m;
 }
 
-Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
-    PlanInputs in;
-    auto model = resolve_model(o);
-    if (!model) return model.status();
-    in.model = *model;
+namespace {
 
-    in.catalog = builtin_hardware();
+// The built-in hardware catalog with each --catalog file merged over it, in order.
+Status read_catalogs(const PlanOptions& o, HardwareCatalog& catalog) {
+    catalog = builtin_hardware();
     for (const auto& path : o.catalogs) {
         auto text = read_user_file(path, "--catalog", 1u << 20);
         if (!text) return text.status();
-        TRAINRIG_TRY(merge_hardware_toml(in.catalog, *text, path));
+        TRAINRIG_TRY(merge_hardware_toml(catalog, *text, path));
     }
+    return ok_status();
+}
 
-    JobSpec& j = in.job;
+// The job's named choices: mode, precision, optimizer, recompute, convention and the on/off
+// switches.
+Status resolve_job_choices(const PlanOptions& o, JobSpec& j) {
     auto mode = pick<Mode>(o.mode, "--mode",
                            {{"pretrain", Mode::kPretrain},
                             {"full", Mode::kFull},
@@ -183,6 +185,12 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
         if (!sp) return sp.status();
         j.sequence_parallel = *sp;
     }
+    return ok_status();
+}
+
+// Every size option within its range, then the job's parallel degrees, batch, sequence, LoRA
+// and MFU from them.
+Status resolve_job_sizes(const PlanOptions& o, const ModelSpec& model, JobSpec& j) {
     if (o.zero && (*o.zero < 0 || *o.zero > 3))
         return invalid_input(fmt::format("--zero {} is not a stage 0-3", *o.zero));
     TRAINRIG_TRY(in_range(o.tp, 1, 100'000, "--tp"));
@@ -204,13 +212,17 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
         if (!targets) return targets.status();
         j.lora_targets = *targets;
     }
-    j.seq = o.seq.value_or(
-        in.model.max_positions > 0 ? std::min<int64_t>(in.model.max_positions, 4096) : 2048);
+    j.seq = o.seq.value_or(model.max_positions > 0 ? std::min<int64_t>(model.max_positions, 4096)
+                                                   : 2048);
     if (o.mfu) j.mfu = *o.mfu;
     if (o.global_batch && o.grad_accum)
         return invalid_input("give --global-batch or --grad-accum, not both");
     if (o.grad_accum) j.grad_accum = *o.grad_accum;
+    return ok_status();
+}
 
+// The tokens to train on: --tokens, or --dataset-tokens times --epochs.
+Status resolve_training_tokens(const PlanOptions& o, JobSpec& j) {
     if (o.tokens && o.dataset_tokens)
         return invalid_input("give --tokens or --dataset-tokens with --epochs, not both");
     // A training run's tokens: positive, and at most 1e16. The largest published runs read
@@ -247,8 +259,11 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
                         "plans for (the largest published runs read about "
                         "3.6e13); check the exponent",
                         j.tokens));
+    return ok_status();
+}
 
-    SearchRequest& s = in.search;
+// What a search aims at and how it ranks what it finds: a throughput, a deadline, cost or time.
+Status resolve_search_target(const PlanOptions& o, const JobSpec& j, SearchRequest& s) {
     if (o.target_tokens_per_s) {
         auto v = parse_count(*o.target_tokens_per_s);
         if (!v || *v <= 0)
@@ -272,6 +287,12 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
     s.zero = o.zero;
     s.global_batch = o.global_batch;
     s.max_gpus = o.max_gpus;
+    return ok_status();
+}
+
+// The GPUs to plan for, their counts and the machine around them, checked against the catalog
+// and against each other.
+Status resolve_gpus(const PlanOptions& o, const HardwareCatalog& catalog, SearchRequest& s) {
     for (int n : o.gpu_count) {
         if (n < 1) return invalid_input(fmt::format("--gpu-count {}: at least 1 GPU is needed", n));
         TRAINRIG_TRY(in_range(n, 1, 1'000'000, "--gpu-count"));
@@ -279,9 +300,9 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
     // An unknown id is the first thing to say: "--gpu takes one id" about a list with a typo in
     // it sends the reader to the count instead.
     for (const auto& id : o.gpu)
-        if (!in.catalog.gpu(id))
+        if (!catalog.gpu(id))
             return invalid_input(
-                fmt::format("unknown GPU \"{}\" (known: {})", id, in.catalog.gpu_ids()),
+                fmt::format("unknown GPU \"{}\" (known: {})", id, catalog.gpu_ids()),
                 "add it with --catalog FILE");
     if (o.compare && o.minimum) return invalid_input("give --compare or --minimum, not both");
     if (!o.compare) {
@@ -290,10 +311,10 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
         if (o.gpu.empty() && (o.minimum || !o.gpu_count.empty()))
             return invalid_input(
                 fmt::format("{} needs --gpu ID", o.minimum ? "--minimum" : "--gpu-count"),
-                fmt::format("known: {}", in.catalog.gpu_ids()));
+                fmt::format("known: {}", catalog.gpu_ids()));
         if (o.gpu.size() > 1)
             return invalid_input("--gpu takes one id (several only with --compare)",
-                                 fmt::format("known: {}", in.catalog.gpu_ids()));
+                                 fmt::format("known: {}", catalog.gpu_ids()));
         if (o.gpu_count.size() > 1)
             return invalid_input("--gpu-count takes one count (several only with --compare)");
         if (o.minimum && !o.gpu_count.empty())
@@ -309,6 +330,22 @@ Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
     s.machine.inter = o.inter;
     if (o.price && *o.price < 0) return invalid_input("--price cannot be negative");
     s.machine.usd_per_gpu_hour = o.price;
+    return ok_status();
+}
+
+}  // namespace
+
+Result<PlanInputs> resolve_plan_options(const PlanOptions& o) {
+    PlanInputs in;
+    auto model = resolve_model(o);
+    if (!model) return model.status();
+    in.model = *model;
+    TRAINRIG_TRY(read_catalogs(o, in.catalog));
+    TRAINRIG_TRY(resolve_job_choices(o, in.job));
+    TRAINRIG_TRY(resolve_job_sizes(o, in.model, in.job));
+    TRAINRIG_TRY(resolve_training_tokens(o, in.job));
+    TRAINRIG_TRY(resolve_search_target(o, in.job, in.search));
+    TRAINRIG_TRY(resolve_gpus(o, in.catalog, in.search));
     return in;
 }
 

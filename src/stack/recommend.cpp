@@ -101,31 +101,18 @@ std::string eol_text(const DriverBranch& b) {
     return b.end_of_life.empty() ? std::string() : fmt::format(" (end of life {})", b.end_of_life);
 }
 
-}  // namespace recommend_detail
+// The phases of recommend(), in the order it runs them.
+namespace {
 
-std::string pip_install_line(const Recommendation& r) {
-    if (!r.build) return "";
-    return fmt::format("pip install 'torch=={}.*' --index-url https://download.pytorch.org/whl/{}",
-                       r.torch_version, cuda_tag(r.cuda));
-}
+// What --cuda asks for: the release (0: not pinned) and whether it is newer than the data.
+struct CudaPin {
+    int cuda = 0;
+    bool newer = false;
+};
 
-Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const Pins& pins,
-                                 const Distro* distro) {
-    using namespace recommend_detail;
-    Recommendation r;
-    r.gpu = gpu;
-    r.pins = pins;
-    r.distro = distro;
-    const std::string gpu_name =
-        fmt::format("compute capability {} ({})", cc_list(gpu.ccs), gpu.name);
-    for (auto cc : gpu.ccs)
-        if (!d.find_architecture(cc))
-            r.warnings.push_back(
-                fmt::format("compute capability {} is {}: which CUDA supports "
-                            "it is not checked",
-                            cc_text(cc), newer_than_data(d)));
-
-    // --cuda: a release the data knows, able to drive the GPU.
+// --cuda: a release the data knows, able to drive the GPU.
+Result<CudaPin> check_cuda_pin(const StackData& d, const GpuTarget& gpu, const Pins& pins,
+                               Recommendation& r) {
     int pin_cuda = 0;
     bool cuda_newer = false;
     if (pins.cuda) {
@@ -152,8 +139,18 @@ Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const
                     cuda_gpu_reason(d, cc), d.find_architecture(cc)->source));
         }
     }
+    return CudaPin{pin_cuda, cuda_newer};
+}
 
-    // --torch: a release the data knows.
+// What --torch asks for: the release the data has (nullptr: not pinned, or newer than the data)
+// and whether it is newer than the data.
+struct TorchPin {
+    const TorchRelease* release = nullptr;
+    bool newer = false;
+};
+
+// --torch: a release the data knows.
+Result<TorchPin> check_torch_pin(const StackData& d, const Pins& pins, Recommendation& r) {
     bool torch_newer = false;
     const TorchRelease* pinned_torch = nullptr;
     if (pins.torch) {
@@ -174,22 +171,60 @@ Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const
                                              newer_than_data(d)));
         }
     }
+    return TorchPin{pinned_torch, torch_newer};
+}
 
-    if (torch_newer || cuda_newer) {
-        // Nothing follows from a release the data does not know: say so, guess nothing.
-        r.judged = false;
-        if (!r.torch_version.empty() || pinned_torch)
-            r.components.push_back(
-                {"PyTorch", pinned_torch ? pinned_torch->version : r.torch_version,
-                 torch_newer ? "pinned (--torch); " + newer_than_data(d) : "pinned (--torch)", ""});
-        if (pin_cuda)
-            r.components.push_back(
-                {"CUDA", cuda_text(pin_cuda),
-                 cuda_newer ? "pinned (--cuda); " + newer_than_data(d) : "pinned (--cuda)", ""});
-        return r;
+// The error when no release has a build that serves the GPU: it names the pins and what each
+// build lacks.
+Status no_release_error(const StackData& d, const GpuTarget& gpu, const TorchRelease* pinned_torch,
+                        int pin_cuda, const std::string& gpu_name) {
+    if (pinned_torch && pin_cuda) {
+        const TorchBuild* b = nullptr;
+        for (const auto& x : pinned_torch->builds)
+            if (x.cuda == pin_cuda) b = &x;
+        if (!b)
+            return invalid_input(
+                fmt::format("--torch {} ships no CUDA {} build ({}; source: "
+                            "{})",
+                            pinned_torch->version, cuda_text(pin_cuda), tags_of(*pinned_torch),
+                            pinned_torch->source));
+        return invalid_input(
+            fmt::format("--torch {} with --cuda {} cannot serve {}: {} "
+                        "(source: {})",
+                        pinned_torch->version, cuda_text(pin_cuda), gpu_name,
+                        build_problem(d, *b, gpu.ccs), b->source));
     }
+    if (pinned_torch) {
+        std::vector<std::string> why;
+        for (const auto& b : pinned_torch->builds)
+            why.push_back(fmt::format("{}: {}", cuda_tag(b.cuda), build_arch_text(b)));
+        return invalid_input(
+            fmt::format("--torch {} has no wheel with kernels for {}: {} "
+                        "(source: {})",
+                        pinned_torch->version, gpu_name, join(why, "; "), pinned_torch->source));
+    }
+    if (pin_cuda) {
+        std::vector<std::string> with;
+        for (const auto& t : d.torch)
+            for (const auto& b : t.builds)
+                if (b.cuda == pin_cuda) with.push_back(t.version);
+        return invalid_input(fmt::format(
+            "--cuda {}: no PyTorch release in the data ships a CUDA {} wheel with kernels "
+            "for {} ({})",
+            cuda_text(pin_cuda), cuda_text(pin_cuda), gpu_name,
+            with.empty() ? std::string("no release has a ") + cuda_tag(pin_cuda) + " wheel"
+                         : cuda_tag(pin_cuda) + " wheels: " + join(with, ", ")));
+    }
+    return invalid_input(
+        fmt::format("no PyTorch release in the data (newest {}) has a wheel "
+                    "with kernels for {}",
+                    d.newest_torch(), gpu_name));
+}
 
-    // The PyTorch release and its CUDA build.
+// The PyTorch release and its CUDA build: the pinned release, else the newest with a build that
+// serves the GPU (of the pinned CUDA, if any).
+Status pick_release(const StackData& d, const GpuTarget& gpu, const TorchRelease* pinned_torch,
+                    int pin_cuda, const std::string& gpu_name, Recommendation& r) {
     std::vector<const TorchRelease*> releases;
     if (pinned_torch)
         releases.push_back(pinned_torch);
@@ -202,54 +237,19 @@ Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const
             break;
         }
     }
-    if (!r.build) {
-        if (pinned_torch && pin_cuda) {
-            const TorchBuild* b = nullptr;
-            for (const auto& x : pinned_torch->builds)
-                if (x.cuda == pin_cuda) b = &x;
-            if (!b)
-                return invalid_input(
-                    fmt::format("--torch {} ships no CUDA {} build ({}; source: "
-                                "{})",
-                                pinned_torch->version, cuda_text(pin_cuda), tags_of(*pinned_torch),
-                                pinned_torch->source));
-            return invalid_input(
-                fmt::format("--torch {} with --cuda {} cannot serve {}: {} "
-                            "(source: {})",
-                            pinned_torch->version, cuda_text(pin_cuda), gpu_name,
-                            build_problem(d, *b, gpu.ccs), b->source));
-        }
-        if (pinned_torch) {
-            std::vector<std::string> why;
-            for (const auto& b : pinned_torch->builds)
-                why.push_back(fmt::format("{}: {}", cuda_tag(b.cuda), build_arch_text(b)));
-            return invalid_input(fmt::format(
-                "--torch {} has no wheel with kernels for {}: {} "
-                "(source: {})",
-                pinned_torch->version, gpu_name, join(why, "; "), pinned_torch->source));
-        }
-        if (pin_cuda) {
-            std::vector<std::string> with;
-            for (const auto& t : d.torch)
-                for (const auto& b : t.builds)
-                    if (b.cuda == pin_cuda) with.push_back(t.version);
-            return invalid_input(fmt::format(
-                "--cuda {}: no PyTorch release in the data ships a CUDA {} wheel with kernels "
-                "for {} ({})",
-                cuda_text(pin_cuda), cuda_text(pin_cuda), gpu_name,
-                with.empty() ? std::string("no release has a ") + cuda_tag(pin_cuda) + " wheel"
-                             : cuda_tag(pin_cuda) + " wheels: " + join(with, ", ")));
-        }
-        return invalid_input(
-            fmt::format("no PyTorch release in the data (newest {}) has a wheel "
-                        "with kernels for {}",
-                        d.newest_torch(), gpu_name));
-    }
-    r.torch_version = r.torch->version;
-    r.cuda = r.build->cuda;
-    const CudaRelease& cuda_row = *d.find_cuda(r.cuda);
+    if (!r.build) return no_release_error(d, gpu, pinned_torch, pin_cuda, gpu_name);
+    return ok_status();
+}
 
-    // The driver.
+// Why the driver, and the data row that says so.
+struct DriverChoice {
+    std::string why, source;
+};
+
+// The driver: a supported data-centre branch that runs the build's CUDA, else the CUDA
+// release's own driver (with a warning).
+DriverChoice choose_driver(const StackData& d, const GpuTarget& gpu, const CudaRelease& cuda_row,
+                           Recommendation& r) {
     bool new_feature = false;
     r.branch = pick_branch(d, r.cuda, gpu.ccs, new_feature);
     std::string driver_why, driver_source;
@@ -282,9 +282,19 @@ Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const
         driver_source = cuda_row.source;
         r.warnings.push_back(driver_why);
     }
-    // Open kernel modules: required on Blackwell (and Grace Hopper), the default from R560 on
-    // Turing and later, unsupported before Turing (NVIDIA, "NVIDIA Transitions Fully Towards
-    // Open-Source GPU Kernel Modules", 2024-07-17).
+    return {driver_why, driver_source};
+}
+
+// The kernel modules to install with the driver, and the clause that says why.
+struct ModulesChoice {
+    const char* name;
+    const char* why;
+};
+
+// Open kernel modules: required on Blackwell (and Grace Hopper), the default from R560 on
+// Turing and later, unsupported before Turing (NVIDIA, "NVIDIA Transitions Fully Towards
+// Open-Source GPU Kernel Modules", 2024-07-17).
+ModulesChoice choose_kernel_modules(const GpuTarget& gpu, Recommendation& r) {
     r.open_modules = OpenModules::kRecommended;
     for (auto cc : gpu.ccs) {
         if (cc < 75) r.open_modules = OpenModules::kUnsupported;
@@ -300,8 +310,11 @@ Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const
                               : r.open_modules == OpenModules::kRecommended
                                   ? "; open kernel modules, NVIDIA's default since R560"
                                   : "; the open modules do not support GPUs before Turing";
+    return {modules, modules_why};
+}
 
-    // Python: the distribution's own python3 when the release has wheels for it.
+// Python: the distribution's own python3 when the release has wheels for it. Returns why.
+std::string choose_python(const Distro* distro, Recommendation& r) {
     if (distro && compare_versions(distro->python, r.torch->python_min) >= 0 &&
         compare_versions(distro->python, r.torch->python_max) <= 0) {
         r.python = distro->python;
@@ -317,9 +330,18 @@ Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const
                           distro ? fmt::format("; {}'s python3 {} is outside that range",
                                                distro->name, distro->python)
                                  : "");
+    return python_why;
+}
 
-    const std::string wheel = fmt::format("torch {}+{}", r.torch_version, cuda_tag(r.cuda));
-    const bool cuda_pinned = pin_cuda != 0, torch_pinned = pinned_torch != nullptr;
+// Why this PyTorch release and why this CUDA build.
+struct ReleaseWhy {
+    std::string torch, cuda;
+};
+
+// Why the release and its CUDA build: pinned, or the newest that serves the GPU; warns when
+// that build is experimental.
+ReleaseWhy explain_release(const GpuTarget& gpu, bool torch_pinned, bool cuda_pinned,
+                           Recommendation& r) {
     std::string torch_why =
         torch_pinned
             ? "pinned (--torch)"
@@ -337,11 +359,74 @@ Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const
             fmt::format("torch {} has no stable CUDA build for {}: {} is "
                         "experimental",
                         r.torch_version, sm_list(gpu.ccs), cuda_tag(r.cuda)));
+    return {torch_why, cuda_why};
+}
+
+}  // namespace
+
+}  // namespace recommend_detail
+
+std::string pip_install_line(const Recommendation& r) {
+    if (!r.build) return "";
+    return fmt::format("pip install 'torch=={}.*' --index-url https://download.pytorch.org/whl/{}",
+                       r.torch_version, cuda_tag(r.cuda));
+}
+
+Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const Pins& pins,
+                                 const Distro* distro) {
+    using namespace recommend_detail;
+    Recommendation r;
+    r.gpu = gpu;
+    r.pins = pins;
+    r.distro = distro;
+    const std::string gpu_name =
+        fmt::format("compute capability {} ({})", cc_list(gpu.ccs), gpu.name);
+    for (auto cc : gpu.ccs)
+        if (!d.find_architecture(cc))
+            r.warnings.push_back(
+                fmt::format("compute capability {} is {}: which CUDA supports "
+                            "it is not checked",
+                            cc_text(cc), newer_than_data(d)));
+
+    auto cuda_pin = check_cuda_pin(d, gpu, pins, r);
+    if (!cuda_pin) return cuda_pin.status();
+    const int pin_cuda = cuda_pin->cuda;
+    const bool cuda_newer = cuda_pin->newer;
+    auto torch_pin = check_torch_pin(d, pins, r);
+    if (!torch_pin) return torch_pin.status();
+    const TorchRelease* pinned_torch = torch_pin->release;
+    const bool torch_newer = torch_pin->newer;
+
+    if (torch_newer || cuda_newer) {
+        // Nothing follows from a release the data does not know: say so, guess nothing.
+        r.judged = false;
+        if (!r.torch_version.empty() || pinned_torch)
+            r.components.push_back(
+                {"PyTorch", pinned_torch ? pinned_torch->version : r.torch_version,
+                 torch_newer ? "pinned (--torch); " + newer_than_data(d) : "pinned (--torch)", ""});
+        if (pin_cuda)
+            r.components.push_back(
+                {"CUDA", cuda_text(pin_cuda),
+                 cuda_newer ? "pinned (--cuda); " + newer_than_data(d) : "pinned (--cuda)", ""});
+        return r;
+    }
+
+    TRAINRIG_TRY(pick_release(d, gpu, pinned_torch, pin_cuda, gpu_name, r));
+    r.torch_version = r.torch->version;
+    r.cuda = r.build->cuda;
+    const CudaRelease& cuda_row = *d.find_cuda(r.cuda);
+    const DriverChoice driver = choose_driver(d, gpu, cuda_row, r);
+    const ModulesChoice modules = choose_kernel_modules(gpu, r);
+    const std::string python_why = choose_python(distro, r);
+
+    const std::string wheel = fmt::format("torch {}+{}", r.torch_version, cuda_tag(r.cuda));
+    const bool cuda_pinned = pin_cuda != 0, torch_pinned = pinned_torch != nullptr;
+    const ReleaseWhy why = explain_release(gpu, torch_pinned, cuda_pinned, r);
 
     r.components = {
-        {"driver", fmt::format("R{} >= {}, {}", r.driver_branch, r.driver_min, modules),
-         driver_why + modules_why, driver_source},
-        {"CUDA", cuda_text(r.cuda), cuda_why, r.build->source + "; " + cuda_row.source},
+        {"driver", fmt::format("R{} >= {}, {}", r.driver_branch, r.driver_min, modules.name),
+         driver.why + modules.why, driver.source},
+        {"CUDA", cuda_text(r.cuda), why.cuda, r.build->source + "; " + cuda_row.source},
         {"cuDNN", r.build->cudnn.empty() ? "not recorded" : r.build->cudnn,
          r.build->cudnn.empty() ? "no source names the cuDNN of " + wheel
                                 : "the one " + wheel + " bundles",
@@ -350,7 +435,7 @@ Result<Recommendation> recommend(const StackData& d, const GpuTarget& gpu, const
          r.build->nccl.empty() ? "no source names the NCCL of " + wheel
                                : "the one " + wheel + " bundles",
          r.build->source},
-        {"PyTorch", fmt::format("{} ({})", r.torch_version, cuda_tag(r.cuda)), torch_why,
+        {"PyTorch", fmt::format("{} ({})", r.torch_version, cuda_tag(r.cuda)), why.torch,
          r.torch->source},
         {"Python", r.python, python_why,
          distro && r.python == distro->python ? distro->source : r.torch->source},

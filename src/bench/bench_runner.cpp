@@ -1,7 +1,7 @@
 #include "bench/bench_runner.h"
 
-#include "bench/expectations.h"
 #include "bench/gpu_plugin.h"
+#include "measure/expectations.h"
 #include "plan/hardware.h"
 
 namespace trainrig::bench {

@@ -5,8 +5,8 @@
 #include <functional>
 #include <vector>
 
-#include "bench/bench_document.h"
 #include "bench/benchmark.h"
+#include "measure/bench_document.h"
 
 namespace trainrig::bench {
 

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <vector>
 
-#include "bench/bench_document.h"
-#include "bench/gpu_plugin_abi.h"
 #include "core/cancel_signals.h"
 #include "core/plugin_library.h"
+#include "measure/bench_document.h"
+#include "measure/gpu_plugin_abi.h"
 
 namespace trainrig::bench {
 namespace {

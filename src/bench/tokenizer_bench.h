@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_record.h"
 #include "core/status.h"
 #include "data/tokenizer/tokenizer.h"
+#include "measure/bench_record.h"
 
 namespace trainrig::bench {
 

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <optional>
 
-#include "bench/expectations.h"
 #include "data/shards/shard_writer.h"
+#include "measure/expectations.h"
 #include "plan/hardware.h"
 #include "plan/memory_model.h"
 #include "plan/model_catalog.h"

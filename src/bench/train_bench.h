@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_record.h"
 #include "core/status.h"
+#include "measure/bench_record.h"
 
 namespace trainrig::bench {
 

@@ -11,7 +11,6 @@
 
 #include "cli/print_error.h"
 #include "core/atomic_file.h"
-#include "core/version.h"
 
 namespace trainrig {
 
@@ -149,13 +148,6 @@ void declare_help_footer(CLI::App& app, std::initializer_list<std::string_view> 
     if (!more.empty()) text += fmt::format("\n{}", more);
     if (!text.ends_with('\n')) text += '\n';
     app.footer(text);
-}
-
-std::string json_result(nlohmann::json doc, std::string_view command, int exit_code) {
-    doc["trainrig_version"] = kTrainrigVersion;
-    doc["command"] = std::string(command);
-    doc["exit_code"] = exit_code;
-    return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 int emit_result(const char* command, const OutputOptions& opts, const std::string& text,

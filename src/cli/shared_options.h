@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json_result.h"
 #include "probe/collect.h"
 
 namespace CLI {
@@ -61,11 +62,6 @@ void declare_renamed_option(CLI::App& app, const std::string& old_name, const st
 // The help footer: examples (each a command line, optionally "  # comment"), then `more`.
 void declare_help_footer(CLI::App& app, std::initializer_list<std::string_view> examples,
                          std::string_view more = {});
-
-// A command's JSON result as every command writes it (docs/cli.md): the document's own fields
-// plus `trainrig_version`, `command` ("doctor", "tune show") and `exit_code`, two-space
-// indented, one newline at the end; text that is not UTF-8 is replaced, never an exception.
-std::string json_result(nlohmann::json doc, std::string_view command, int exit_code);
 
 // Writes text to the --output file (temp + fsync + rename) or to stdout.
 Status write_output(const OutputOptions& opts, const std::string& text);

@@ -8,11 +8,8 @@
 #include <csignal>
 #include <cstdio>
 
-#include "bench/baseline.h"
-#include "bench/bench_document.h"
 #include "bench/bench_runner.h"
 #include "bench/benchmark.h"
-#include "bench/expectations.h"
 #include "bench/gpu_plugin.h"
 #include "bench/machine_facts.h"
 #include "cli/print_error.h"
@@ -22,6 +19,9 @@
 #include "core/gpu_selection.h"
 #include "data/loader/token_corpus.h"
 #include "data/tokenizer/open_tokenizer.h"
+#include "measure/baseline.h"
+#include "measure/bench_document.h"
+#include "measure/expectations.h"
 
 namespace trainrig {
 namespace {

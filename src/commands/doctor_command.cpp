@@ -11,9 +11,12 @@
 #include "core/terminal.h"
 #include "core/text.h"
 #include "core/user_file.h"
+#include "doctor/render_json.h"
+#include "doctor/render_markdown.h"
+#include "doctor/render_table.h"
 #include "doctor/report.h"
-#include "doctor/stack_lock.h"
 #include "probe/collect.h"
+#include "stack/stack_lock.h"
 
 namespace trainrig {
 

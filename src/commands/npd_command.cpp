@@ -6,10 +6,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/health_options.h"
 #include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
+#include "commands/health_options.h"
 #include "health/budget_alarm.h"
 
 namespace trainrig {

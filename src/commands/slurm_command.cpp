@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "cli/health_options.h"
 #include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
+#include "commands/health_options.h"
 #include "core/text.h"
 #include "health/budget_alarm.h"
 #include "slurm/drain_decision.h"

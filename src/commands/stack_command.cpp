@@ -13,13 +13,13 @@
 #include "core/terminal.h"
 #include "core/user_file.h"
 #include "core/utc_time.h"
+#include "doctor/render_stack.h"
 #include "doctor/report.h"
+#include "doctor/stack_check.h"
 #include "probe/collect.h"
 #include "stack/install_steps.h"
 #include "stack/recommend.h"
 #include "stack/recommended_lock.h"
-#include "stack/stack_check.h"
-#include "stack/stack_render.h"
 
 namespace trainrig {
 

@@ -11,8 +11,8 @@
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "core/user_file.h"
-#include "doctor/stack_lock.h"
 #include "probe/collect.h"
+#include "stack/stack_lock.h"
 #include "tune/apply.h"
 #include "tune/render_tune.h"
 

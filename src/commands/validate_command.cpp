@@ -13,10 +13,11 @@
 #include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
+#include "core/text.h"
 #include "core/utc_time.h"
 #include "fleet/fleet_render.h"
+#include "fleet/fleet_validate.h"
 #include "train/communicator.h"
-#include "validate/fleet_validate.h"
 #include "validate/report_dir.h"
 #include "validate/report_html.h"
 #include "validate/report_render.h"
@@ -75,8 +76,8 @@ public:
         declare_machine_options(app, options_.collect);
         declare_gpu_selection(app, options_.gpus);
         app.add_option("--skip", options_.skip,
-                       "Leave out stages (doctor, topology, host-bench, gpu-bench, data-path, "
-                       "training, batch-probe, watch), doctor checks or areas, or benchmarks")
+                       "Leave out stages (" + join(validate::stage_names(), ", ") +
+                           "), doctor checks or areas, or benchmarks")
             ->delimiter(',')
             ->type_name("NAME,...");
         declare_expect_gpus(app, options_.expect_gpus);
@@ -154,7 +155,7 @@ public:
             if (!error.ok()) print_error(name(), error);
             const double own =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            return run_fleet(*comm, validate::encode_node_payload(files, error.message()), own);
+            return run_fleet(*comm, fleet::encode_node_payload(files, error.message()), own);
         }
         if (!result.ok()) return print_error(name(), result.status());
         if (!written.ok()) return print_error(name(), written);
@@ -212,15 +213,15 @@ private:
         const auto staging =
             std::filesystem::temp_directory_path(ec) / fmt::format("trainrig-fleet-{}", ::getpid());
         std::filesystem::remove_all(staging, ec);
-        auto gathered = validate::read_gathered(payloads, wait, staging.string());
+        auto gathered = fleet::read_gathered(payloads, wait, staging.string());
         std::filesystem::remove_all(staging, ec);
         if (!gathered) return print_error(name(), gathered.status());
         const auto result = fleet::judge_fleet(gathered->nodes);
         const int code = result.exit_code();
         const std::string dir =
             fleet_report_ ? *fleet_report_ : fresh_dir_name("trainrig-fleet-report");
-        if (auto s = validate::write_report_dir(
-                dir, validate::fleet_report_files(result, *gathered, code));
+        if (auto s =
+                validate::write_report_dir(dir, fleet::fleet_report_files(result, *gathered, code));
             !s.ok())
             return print_error(name(), s);
         const std::string text =

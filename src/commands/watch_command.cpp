@@ -3,13 +3,8 @@
 // the result as Prometheus metrics on --listen and, with --textfile, writes it for
 // node_exporter. SIGTERM or SIGINT stops it cleanly. `--once` reads one tick and prints it.
 #include <fmt/format.h>
-#include <signal.h>
-#include <time.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -19,10 +14,12 @@
 #include "commands/commands.h"
 #include "core/atomic_file.h"
 #include "core/cancel_signals.h"
+#include "core/clock.h"
+#include "core/reload_signal.h"
 #include "core/text.h"
 #include "watch/alert_actions.h"
 #include "watch/alert_config.h"
-#include "watch/history.h"
+#include "watch/history_sink.h"
 #include "watch/metrics_render.h"
 #include "watch/metrics_server.h"
 #include "watch/render_once.h"
@@ -34,27 +31,6 @@ namespace {
 
 using namespace watch;
 
-double epoch_now() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-// Sleeps until `until` (CLOCK_MONOTONIC seconds) or a stop signal, whichever is first: a signal
-// interrupts clock_nanosleep, which is never restarted.
-void sleep_until(double until, const std::atomic<bool>& stop) {
-    timespec ts{};
-    ts.tv_sec = static_cast<time_t>(until);
-    ts.tv_nsec = static_cast<long>((until - std::floor(until)) * 1e9);
-    while (!stop.load() && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-    }
-}
-
-double monotonic_now() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
 // One line on stderr per kernel event, as it is found.
 void log_event(const WatchView& v, const KernelEvent& e) {
     const int g = gpu_for_device(v.gpus, e.device);
@@ -62,74 +38,6 @@ void log_event(const WatchView& v, const KernelEvent& e) {
                  g >= 0 ? fmt::format("GPU {} ", g).c_str() : "", e.device.c_str(),
                  e.message.c_str());
 }
-
-// SIGHUP as a request to reload the rules, taken by the loop at its next tick.
-class ReloadSignal {
-public:
-    ReloadSignal() {
-        struct sigaction sa {};
-        sa.sa_handler = [](int) { requested().store(true); };
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGHUP, &sa, &old_);
-    }
-    ~ReloadSignal() { sigaction(SIGHUP, &old_, nullptr); }
-    bool take() { return requested().exchange(false); }
-
-private:
-    static std::atomic<bool>& requested() {
-        static std::atomic<bool> flag{false};
-        return flag;
-    }
-    struct sigaction old_ {};
-};
-
-// The --db history as the loop uses it: every tick and alert written, the kernel-log position
-// kept, pruned once a minute. A failed write (disk full) is said once per streak and counted;
-// watching goes on.
-class HistorySink {
-public:
-    explicit HistorySink(History h) : h_(std::move(h)) {}
-
-    void resume(Watcher& w) {
-        if (auto seq = h_.kmsg_position(w.boot_id())) w.resume_kernel_log(*seq);
-        if (auto known = h_.gpus(); known.ok()) w.remember_identities(*known);
-    }
-    void write(const Watcher& w, const Watcher::Tick& tick) {
-        const auto view = w.view();
-        Status s = h_.record(*view->last, view->gpus);
-        for (const auto& a : tick.alerts)
-            if (s.ok()) s = h_.record_alert(a);
-        if (auto seq = w.kernel_log_position(); s.ok() && seq && seq != saved_seq_) {
-            s = h_.save_kmsg_position(w.boot_id(), *seq);
-            if (s.ok()) saved_seq_ = seq;
-        }
-        if (s.ok() && view->last->time - last_prune_ >= 60) {
-            s = h_.prune(view->last->time);
-            last_prune_ = view->last->time;
-        }
-        if (!s.ok()) {
-            ++failed_;
-            if (!failing_)
-                std::fprintf(stderr, "trainrig watch: history not written: %s%s%s\n",
-                             s.message().c_str(), s.next_step().empty() ? "" : "; ",
-                             s.next_step().c_str());
-            failing_ = true;
-        } else {
-            ++ok_;
-            if (failing_) std::fprintf(stderr, "trainrig watch: history written again\n");
-            failing_ = false;
-        }
-    }
-    uint64_t ok() const { return ok_; }
-    uint64_t failed() const { return failed_; }
-
-private:
-    History h_;
-    std::optional<uint64_t> saved_seq_;
-    double last_prune_ = 0;
-    bool failing_ = false;
-    std::atomic<uint64_t> ok_{0}, failed_{0};
-};
 
 class WatchCommand : public Command {
 public:

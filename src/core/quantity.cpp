@@ -84,7 +84,7 @@ std::string format_count(double n) {
     const bool negative = n < 0;
     std::string digits = fmt::format("{:.0f}", std::fabs(n));
     for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3)
-        digits.insert(static_cast<size_t>(at), ",");
+        digits.insert(static_cast<size_t>(at), 1, ',');
     return (negative ? "-" : "") + digits;
 }
 

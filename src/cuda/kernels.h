@@ -8,9 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "bench/collective_math.h"
-#include "bench/gemm_sweep.h"
 #include "core/status.h"
+#include "measure/collective_math.h"
+#include "measure/gemm_sweep.h"
 
 namespace trainrig::cuda {
 

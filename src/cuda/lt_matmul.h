@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "bench/gemm_sweep.h"
 #include "core/status.h"
 #include "cuda/device_memory.h"
+#include "measure/gemm_sweep.h"
 
 namespace trainrig::cuda {
 

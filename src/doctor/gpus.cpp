@@ -1,4 +1,3 @@
-// GPU selection and labels; see gpus.h.
 #include "doctor/gpus.h"
 
 #include <fmt/format.h>
@@ -7,32 +6,6 @@
 #include "hw/nvidia_gpus.h"
 
 namespace trainrig {
-
-GpuSelection select_gpus(const Snapshot& s) {
-    GpuSelection sel;
-    if (!s.pci_devices.is_known()) return sel;
-    for (const auto& d : s.pci_devices.value()) {
-        if (!d.vendor.is_known() || !d.class_code.is_known()) {
-            sel.unknown.push_back(&d);
-            continue;
-        }
-        if (d.vendor.value() == 0x10de && is_gpu_class(d.class_code.value()))
-            sel.gpus.push_back(&d);
-    }
-    return sel;
-}
-
-const PciDevice* find_pci_device(const Snapshot& s, const std::string& address) {
-    if (!s.pci_devices.is_known()) return nullptr;
-    for (const auto& d : s.pci_devices.value())
-        if (d.address == address) return &d;
-    return nullptr;
-}
-
-std::string gpu_label(const PciDevice& d) {
-    if (!d.device.is_known()) return d.address;
-    return fmt::format("{} ({})", d.address, nvidia_gpu_name(d.device.value()));
-}
 
 std::optional<std::string> no_gpu_reason(const Snapshot& s) {
     if (s.pci_devices.is_failed()) return std::nullopt;  // let the rule report the error

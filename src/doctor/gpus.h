@@ -1,26 +1,15 @@
-// Which PCI functions of a snapshot are NVIDIA GPUs, and how rules name them.
+// What doctor's rules share about GPUs on the PCI bus (hw/snapshot_gpus.h selects and names
+// them): the reason a GPU rule skips, and the kernel log lines about a GPU.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "hw/snapshot_gpus.h"
 #include "snapshot/snapshot.h"
 
 namespace trainrig {
-
-struct GpuSelection {
-    std::vector<const PciDevice*> gpus;     // vendor 0x10de, class VGA or 3D controller
-    std::vector<const PciDevice*> unknown;  // NVIDIA functions whose class could not be read
-};
-
-GpuSelection select_gpus(const Snapshot& s);
-
-// The PCI function at an address ("0000:41:00.0"), nullptr when the list has none (or failed).
-const PciDevice* find_pci_device(const Snapshot& s, const std::string& address);
-
-// "0000:41:00.0 (A100-SXM4-80GB)"
-std::string gpu_label(const PciDevice& d);
 
 // Skip reason shared by the GPU rules: set when the snapshot has no NVIDIA GPU.
 std::optional<std::string> no_gpu_reason(const Snapshot& s);

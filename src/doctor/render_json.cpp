@@ -1,6 +1,6 @@
-// JSON rendering of a doctor report (schema "trainrig.doctor", docs/formats.md).
+#include "doctor/render_json.h"
+
 #include "core/version.h"
-#include "doctor/report.h"
 
 namespace trainrig {
 

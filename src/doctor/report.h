@@ -39,10 +39,4 @@ std::map<FindingStatus, int> count_by_status(const std::vector<Finding>& finding
 // 0 healthy (warnings allowed unless strict), 1 a check failed, 2 a check could not run.
 int doctor_exit_code(const std::vector<Finding>& findings, bool strict);
 
-std::string render_table(const DoctorReport& r, bool verbose, bool color);
-nlohmann::json render_json(const DoctorReport& r);
-std::string render_markdown(const DoctorReport& r, bool verbose);
-
-nlohmann::json finding_to_json(const Finding& f);
-
 }  // namespace trainrig

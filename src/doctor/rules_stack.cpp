@@ -7,9 +7,10 @@
 #include "doctor/gpus.h"
 #include "doctor/nvml_gpus.h"
 #include "doctor/rule.h"
-#include "hw/cuda_drivers.h"
+#include "hw/snapshot_gpus.h"
 #include "probe/stack_parsers.h"
 #include "stack/compat.h"
+#include "stack/cuda_drivers.h"
 #include "stack/gpu_target.h"
 #include "stack/recommend.h"
 
@@ -29,20 +30,6 @@ const SoftwareStack* need_stack(const Snapshot& s, Finding& f) {
         s.stack.is_failed() ? s.stack.status().message() : std::string("no software stack facts");
     f.raise(FindingStatus::kError, why);
     return nullptr;
-}
-
-// The driver's version text, from NVML or else /proc/driver/nvidia/version.
-std::string driver_version(const Snapshot& s) {
-    if (s.nvml.is_known() && s.nvml.value().driver_version.is_known())
-        return s.nvml.value().driver_version.value();
-    return s.nvidia.version.is_known() ? s.nvidia.version.value() : "";
-}
-
-// The CUDA version the driver supports (12020), 0 when NVML did not say.
-int driver_cuda(const Snapshot& s) {
-    if (s.nvml.is_known() && s.nvml.value().cuda_driver_version.is_known())
-        return static_cast<int>(s.nvml.value().cuda_driver_version.value());
-    return 0;
 }
 
 // Judges one CUDA version (runtime, toolkit or torch's) against the driver. `what` names it.
@@ -164,8 +151,8 @@ void judge_wheel_on_gpus(const Snapshot& s, const TorchFacts& t, Finding& f) {
 void check_cuda_driver(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto* st = need_stack(s, f);
     if (!st) return;
-    const int driver_cuda = trainrig::driver_cuda(s);
-    const std::string driver = driver_version(s);
+    const int driver_cuda = driver_cuda_version(s);
+    const std::string driver = installed_driver_version(s);
     if (driver_cuda > 0)
         f.evidence.push_back(fmt::format("driver {}: CUDA {}", driver.empty() ? "?" : driver,
                                          cuda_text(driver_cuda)));
@@ -291,8 +278,8 @@ void check_torch(const Snapshot& s, const RuleOptions&, Finding& f) {
                 "CUDA.";
         return;
     }
-    judge_cuda(cuda_code(t.cuda.value()), fmt::format("torch {}", t.version), driver_cuda(s),
-               driver_version(s), f);
+    judge_cuda(cuda_code(t.cuda.value()), fmt::format("torch {}", t.version),
+               driver_cuda_version(s), installed_driver_version(s), f);
     judge_wheel_on_gpus(s, t, f);
     if (gpus && imported && !t.cuda_available.value()) {
         f.raise(FindingStatus::kFail,

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "doctor/rule.h"
-#include "doctor/stack_lock.h"
+#include "stack/stack_lock.h"
 
 namespace trainrig {
 

@@ -7,10 +7,10 @@
 #include <map>
 #include <set>
 
-#include "bench/bench_document.h"
 #include "core/quantity.h"
 #include "core/text.h"
-#include "fleet/robust_stats.h"
+#include "measure/bench_document.h"
+#include "measure/robust_stats.h"
 
 namespace trainrig::fleet {
 
@@ -95,8 +95,8 @@ MeasurementSpread spread_of(const std::string& key, const std::vector<const Node
     s.nodes = std::set<const NodeInput*>(measured.begin(), measured.end()).size();
     s.judged = s.nodes >= o.min_nodes;
     for (const auto* m : values) s.values.push_back(m->value);
-    s.median = median(s.values);
-    const double spread = kMadToSigma * mad(s.values, s.median);
+    s.median = bench::median(s.values);
+    const double spread = bench::kMadToSigma * bench::mad(s.values, s.median);
     s.allowed = std::max(o.z * spread, o.min_deviation * std::fabs(s.median));
     return s;
 }
@@ -164,12 +164,12 @@ void outliers(const std::vector<NodeInput>& nodes, const FleetOptions& o, FleetR
 void judge_fleet_pairs(FleetPairs& p, const std::vector<NodeInput>& nodes, const FleetOptions& o,
                        FleetResult& out, Judging& judging) {
     const int n = static_cast<int>(nodes.size());
-    auto valid = [n](const PairResult& r) {
+    auto valid = [n](const bench::PairResult& r) {
         return r.pair.first >= 0 && r.pair.second >= 0 && r.pair.first < n && r.pair.second < n &&
                r.pair.first != r.pair.second;
     };
-    std::erase_if(p.results, [&](const PairResult& r) { return !valid(r); });
-    std::erase_if(p.retests, [&](const PairResult& r) { return !valid(r); });
+    std::erase_if(p.results, [&](const bench::PairResult& r) { return !valid(r); });
+    std::erase_if(p.retests, [&](const bench::PairResult& r) { return !valid(r); });
     p.judged = p.results.size() >= o.min_nodes;
     const std::string id = check_id("pair", p.label);
     auto& cells = judging.cells[id];
@@ -178,10 +178,10 @@ void judge_fleet_pairs(FleetPairs& p, const std::vector<NodeInput>& nodes, const
             for (int i : {r.pair.first, r.pair.second})
                 cells[nodes[static_cast<size_t>(i)].name].state = CheckState::kOk;
     if (!p.judged) return;
-    p.judgement = judge_pairs(p.results, o.z, o.min_deviation);
-    const PairJudgement& j = p.judgement;
+    p.judgement = bench::judge_pairs(p.results, o.z, o.min_deviation);
+    const bench::PairJudgement& j = p.judgement;
     const std::set<int> good(j.good.begin(), j.good.end());
-    const std::vector<int> blamed = blame(j, p.retests);
+    const std::vector<int> blamed = bench::blame(j, p.retests);
     for (int s : j.suspects) {
         bool bad = std::find(blamed.begin(), blamed.end(), s) != blamed.end(), fast_retest = false;
         for (const auto& r : p.results)
@@ -225,8 +225,8 @@ void judge_fleet_pairs(FleetPairs& p, const std::vector<NodeInput>& nodes, const
         f.evidence.push_back(
             fmt::format("{}: {} of {} pairs slow, median {} ({:+.1f} % against "
                         "the pairs' median)",
-                        name, slow, own.size(), format_quantity(median(own), p.unit),
-                        100 * (median(own) - j.median) / j.median));
+                        name, slow, own.size(), format_quantity(bench::median(own), p.unit),
+                        100 * (bench::median(own) - j.median) / j.median));
         (bad ? judging.pair_bad : judging.pair_unknown)[name].push_back(id + " " + detail);
         cells[name] = {bad ? CheckState::kDrain : CheckState::kUnknown,
                        fmt::format("{} of {} slow", slow, own.size())};

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "fleet/node_input.h"
-#include "fleet/pair_schedule.h"
+#include "measure/pair_schedule.h"
 
 namespace trainrig::fleet {
 
@@ -80,11 +80,11 @@ struct FleetPairs {
     std::string source;                // the file they came from
     std::string label = "pair busbw";  // what was measured: "nccl all-reduce busbw"
     std::string unit = "bytes/s";
-    std::vector<PairResult> results;
-    std::vector<PairResult> retests;  // suspects against nodes known good
+    std::vector<bench::PairResult> results;
+    std::vector<bench::PairResult> retests;  // suspects against nodes known good
     // Filled by judge_fleet:
     bool judged = false;  // at least FleetOptions::min_nodes pairs
-    PairJudgement judgement;
+    bench::PairJudgement judgement;
     std::vector<int> bad;         // slow with a node known good, and with every partner: drain
     std::vector<int> unresolved;  // every pair slow, none with a node known good: re-test
 };

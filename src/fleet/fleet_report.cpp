@@ -12,7 +12,7 @@
 #include <map>
 #include <set>
 
-#include "cli/shared_options.h"
+#include "core/json_result.h"
 #include "core/staged_file.h"
 #include "core/text.h"
 #include "fleet/fleet_render.h"

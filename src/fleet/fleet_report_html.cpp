@@ -7,17 +7,18 @@
 #include <algorithm>
 #include <cmath>
 
-#include "bench/bench_document.h"
+#include "core/markup.h"
 #include "core/quantity.h"
+#include "core/text.h"
 #include "fleet/fleet_render.h"
 #include "fleet/fleet_report.h"
-#include "validate/report_render.h"
+#include "measure/bench_document.h"
 
 namespace trainrig::fleet {
 
 namespace {
 
-std::string h(std::string_view s) { return validate::html_escape(s); }
+std::string h(std::string_view s) { return html_escape(s); }
 
 constexpr const char* kFleetStyle = R"CSS(
 body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1200px;color:#222;padding:0 16px}

@@ -4,21 +4,16 @@
 
 #include <algorithm>
 
-#include "bench/bench_document.h"
+#include "core/markup.h"
 #include "core/quantity.h"
+#include "core/text.h"
 #include "fleet/fleet_render.h"
 #include "fleet/fleet_report.h"
+#include "measure/bench_document.h"
 
 namespace trainrig::fleet {
 
 namespace {
-
-std::string md_cell(std::string s) {
-    std::replace(s.begin(), s.end(), '\n', ' ');
-    std::string out;
-    for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-    return out;
-}
 
 // "a, b, c and 7 more"
 std::string some_names(const std::vector<std::string>& names, size_t most,
@@ -34,11 +29,11 @@ std::string md_mark(const CheckCell& c) {
         case CheckState::kOk:
             return "·";
         case CheckState::kDrifted:
-            return "~ " + md_cell(c.text);
+            return "~ " + markdown_cell(c.text);
         case CheckState::kDrain:
-            return "× " + md_cell(c.text);
+            return "× " + markdown_cell(c.text);
         case CheckState::kUnknown:
-            return "? " + md_cell(c.text);
+            return "? " + markdown_cell(c.text);
         case CheckState::kAbsent:
             return "";
     }
@@ -51,8 +46,8 @@ std::string md_drain(const FleetResult& r) {
     md += "| node | scheduler reason | all reasons |\n|---|---|---|\n";
     for (const auto& v : r.nodes)
         if (v.state == NodeState::kDrain)
-            md += fmt::format("| `{}` | `{}` | {} |\n", v.name, md_cell(scheduler_reason(v)),
-                              md_cell(join(v.reasons, "; ")));
+            md += fmt::format("| `{}` | `{}` | {} |\n", v.name, markdown_cell(scheduler_reason(v)),
+                              markdown_cell(join(v.reasons, "; ")));
     return md + "\n";
 }
 
@@ -72,7 +67,7 @@ std::string md_heat(const FleetResult& r) {
         for (size_t i : row.nodes) names.push_back(r.nodes[i].name);
         md += fmt::format("| {}{} | {} |",
                           row.nodes.size() == 1 ? "" : fmt::format("{} nodes: ", names.size()),
-                          md_cell(some_names(names, 10)), node_state_name(row.state));
+                          markdown_cell(some_names(names, 10)), node_state_name(row.state));
         for (size_t c = 0; c < r.checks.size(); ++c)
             md += " " + md_mark(row_cell(r, row, c)) + " |";
         md += "\n";
@@ -85,8 +80,8 @@ std::string md_findings(const FleetResult& r) {
     if (r.findings.empty()) return md + "None: no node differs from the fleet.\n\n";
     md += "| id | what | evidence |\n|---|---|---|\n";
     for (const auto& f : r.findings)
-        md += fmt::format("| `{}` | {} | {} |\n", f.id, md_cell(f.summary),
-                          md_cell(some_names(f.evidence, 4, "; ")));
+        md += fmt::format("| `{}` | {} | {} |\n", f.id, markdown_cell(f.summary),
+                          markdown_cell(some_names(f.evidence, 4, "; ")));
     return md + "\n";
 }
 
@@ -110,9 +105,9 @@ std::string md_measurements(const FleetResult& r) {
                                       f.device.empty() ? "" : " " + f.device,
                                       100 * (f.value - m.median) / m.median));
         md += fmt::format("| {}{} | {} on {} nodes | {} | {} | {} |\n", m.label,
-                          m.params.empty() ? "" : " (" + md_cell(m.params) + ")", m.values.size(),
-                          m.nodes, format_quantity(m.median, m.unit), edge,
-                          md_cell(some_names(who, 8)));
+                          m.params.empty() ? "" : " (" + markdown_cell(m.params) + ")",
+                          m.values.size(), m.nodes, format_quantity(m.median, m.unit), edge,
+                          markdown_cell(some_names(who, 8)));
     }
     return md + "\n";
 }
@@ -135,7 +130,7 @@ std::string md_pairs(const FleetResult& r) {
     if (!unresolved.empty())
         md +=
             "- every pair slow, no partner known good (re-test): " + join(unresolved, ", ") + "\n";
-    std::vector<const PairResult*> slow;
+    std::vector<const bench::PairResult*> slow;
     for (const auto& x : p.results)
         if (x.value < p.judgement.threshold) slow.push_back(&x);
     if (slow.empty()) return md + "\n";
@@ -155,7 +150,7 @@ std::string md_nodes(const FleetResult& r) {
         for (const auto& v : r.nodes)
             if (v.state == st && st != NodeState::kReady)
                 table += fmt::format("| `{}` | {} | {} | {} |\n", v.name, node_state_name(st),
-                                     v.own_verdict, md_cell(join(v.reasons, "; ")));
+                                     v.own_verdict, markdown_cell(join(v.reasons, "; ")));
     if (!table.empty())
         md += "| node | state | its own verdict | reasons |\n|---|---|---|---|\n" + table + "\n";
     std::vector<std::string> ready;
@@ -165,9 +160,9 @@ std::string md_nodes(const FleetResult& r) {
     if (!r.set_aside.empty()) {
         md += "\nSet aside, an older report of a host judged from its newest:\n\n";
         for (const auto& a : r.set_aside)
-            md += fmt::format("- `{}` {} ({}); its state is {}\n", a.name, md_cell(a.source),
+            md += fmt::format("- `{}` {} ({}); its state is {}\n", a.name, markdown_cell(a.source),
                               a.written_at.empty() ? "written when unknown" : a.written_at,
-                              md_cell(a.kept));
+                              markdown_cell(a.kept));
     }
     return md;
 }

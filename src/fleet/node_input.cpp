@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "bench/bench_document.h"
 #include "core/text.h"
 #include "core/user_file.h"
 #include "core/utc_time.h"
-#include "doctor/gpus.h"
 #include "doctor/report.h"
+#include "hw/snapshot_gpus.h"
+#include "measure/bench_document.h"
 #include "snapshot/snapshot.h"
 #include "validate/report_items.h"
 #include "validate/report_trust.h"
@@ -172,8 +172,8 @@ NodeInput from_snapshot(const std::string& text, const std::string& path) {
             f.status == FindingStatus::kError)
             items.push_back(validate::finding_item(f));
     }
-    validate::StageRecord doctor{"doctor", "configuration checks", 0, 0, validate::StageState::kRan, "",
-                           true};
+    validate::StageRecord doctor{
+        "doctor", "configuration checks", 0, 0, validate::StageState::kRan, "", true};
     n.verdict = validate::verdict_name(
         validate::judge({doctor}, items, validate::Scope::kTree, false).verdict);
     add_versions(validate::machine_versions(*s), n);

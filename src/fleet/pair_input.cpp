@@ -4,8 +4,8 @@
 
 #include <map>
 
-#include "bench/bench_document.h"
 #include "core/user_file.h"
+#include "measure/bench_document.h"
 
 namespace trainrig::fleet {
 
@@ -19,10 +19,10 @@ Status pairs_refusal(const std::string& source, const std::string& what) {
     return {Errc::kInvalidInput, fmt::format("{}: {}", source, what), kPairsNextStep};
 }
 
-Result<std::vector<PairResult>> pair_list(const json& doc, const char* member,
-                                          const std::map<std::string, int>& index,
-                                          const std::string& source) {
-    std::vector<PairResult> out;
+Result<std::vector<bench::PairResult>> pair_list(const json& doc, const char* member,
+                                                 const std::map<std::string, int>& index,
+                                                 const std::string& source) {
+    std::vector<bench::PairResult> out;
     const auto it = doc.find(member);
     if (it == doc.end() || it->is_null()) return out;
     if (!it->is_array()) return pairs_refusal(source, fmt::format("'{}' is not an array", member));

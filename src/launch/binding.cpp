@@ -10,7 +10,7 @@
 
 #include "core/gpu_selection.h"
 #include "core/text.h"
-#include "doctor/gpus.h"
+#include "hw/snapshot_gpus.h"
 
 namespace trainrig::launch {
 

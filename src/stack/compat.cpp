@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "core/text.h"
-#include "hw/cuda_drivers.h"
+#include "stack/cuda_drivers.h"
 
 namespace trainrig::stack {
 

@@ -7,8 +7,7 @@
 #include <map>
 
 #include "core/text.h"
-#include "doctor/gpus.h"
-#include "doctor/nvml_gpus.h"
+#include "hw/snapshot_gpus.h"
 #include "plan/hardware.h"
 
 namespace trainrig::stack {

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "core/text.h"
-#include "hw/cuda_drivers.h"
 #include "stack/compat.h"
+#include "stack/cuda_drivers.h"
 
 namespace trainrig::stack {
 

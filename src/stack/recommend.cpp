@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "core/text.h"
-#include "hw/cuda_drivers.h"
 #include "stack/compat.h"
+#include "stack/cuda_drivers.h"
 
 namespace trainrig::stack {
 

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "hw/cuda_drivers.h"
 #include "stack/compat.h"
+#include "stack/cuda_drivers.h"
 
 namespace trainrig::stack {
 

@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
-#include "doctor/stack_lock.h"
 #include "stack/recommend.h"
+#include "stack/stack_lock.h"
 
 namespace trainrig::stack {
 

@@ -13,7 +13,7 @@
 
 #include "core/text.h"
 #include "core/toml_text.h"
-#include "hw/cuda_drivers.h"
+#include "stack/cuda_drivers.h"
 #include "stack/stack_data_text.h"
 
 namespace trainrig::stack {

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "core/text.h"
-#include "hw/cuda_drivers.h"
+#include "stack/cuda_drivers.h"
 #include "stack/stack_data.h"
 
 namespace trainrig::stack {

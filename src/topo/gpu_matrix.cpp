@@ -5,8 +5,8 @@
 #include <map>
 
 #include "core/text.h"
-#include "doctor/gpus.h"
 #include "hw/nvidia_gpus.h"
+#include "hw/snapshot_gpus.h"
 
 namespace trainrig {
 

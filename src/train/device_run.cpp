@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "bench/expectations.h"
 #include "core/emulated_gpu.h"
+#include "measure/expectations.h"
 #include "plan/hardware.h"
 
 namespace trainrig::train {

@@ -12,10 +12,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench/bench_record.h"
 #include "core/cancel_signals.h"
 #include "data/loader/token_corpus.h"
 #include "data/loader/window_loader.h"
+#include "measure/bench_record.h"
 #include "plan/model_catalog.h"
 #include "train/backend.h"
 #include "train/batch_source.h"

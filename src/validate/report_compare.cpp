@@ -6,11 +6,11 @@
 #include <map>
 #include <set>
 
-#include "bench/baseline.h"
-#include "bench/bench_document.h"
 #include "core/quantity.h"
 #include "core/text.h"
 #include "core/user_file.h"
+#include "measure/baseline.h"
+#include "measure/bench_document.h"
 
 namespace trainrig::validate {
 

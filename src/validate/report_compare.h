@@ -1,7 +1,7 @@
 // Two validate reports compared: of one machine a month apart, or of a golden node and this one
 // (`trainrig report diff OLD NEW`). What changed is judged as validate judges: an item is a
 // doctor finding, a measurement or an alert by its id and devices; a measurement moved when the
-// new median is outside bench's tolerance of the old one (bench/baseline.h: the old median is
+// new median is outside bench's tolerance of the old one (measure/baseline.h: the old median is
 // the expected value, as `--baseline` makes it).
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/verdict.h"
 #include "core/status.h"
+#include "measure/verdict.h"
 
 namespace trainrig::validate {
 

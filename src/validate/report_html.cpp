@@ -10,8 +10,8 @@
 #include <cmath>
 #include <map>
 
-#include "bench/bench_document.h"
 #include "core/quantity.h"
+#include "measure/bench_document.h"
 #include "nvml/nvml_api.h"
 #include "validate/report_render.h"
 #include "validate/report_training.h"

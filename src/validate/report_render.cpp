@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <map>
 
-#include "bench/bench_document.h"
+#include "core/markup.h"
 #include "core/quantity.h"
+#include "measure/bench_document.h"
 #include "validate/report_training.h"
 
 namespace trainrig::validate {
@@ -14,13 +15,6 @@ namespace trainrig::validate {
 namespace {
 
 using nlohmann::json;
-
-std::string cell(std::string s) {  // one Markdown table cell
-    std::replace(s.begin(), s.end(), '\n', ' ');
-    std::string out;
-    for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
-    return out;
-}
 
 std::string devices(const json& item) {
     std::vector<std::string> d;
@@ -64,30 +58,6 @@ std::string baseline_line(const json& r) {
         "matched",
         report_text(*b, "path"), report_text(*b, "host", "unknown host"), report_text(*b, "level"),
         report_text(*b, "finished_at"), b->value("matched", 0), b->value("measurements", 0));
-}
-
-std::string html_escape(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char c : s) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
 }
 
 std::string report_text(const json& j, const char* key, const std::string& none) {
@@ -202,16 +172,16 @@ std::string render_report_markdown(const json& r) {
         for (const auto& i : items) {
             md += fmt::format("| {} | `{}` |", level_mark(report_text(i, "level")),
                               report_text(i, "id"));
-            if (cols.where) md += " " + cell(devices(i)) + " |";
-            md += " " + cell(report_text(i, "summary")) + " |";
+            if (cols.where) md += " " + markdown_cell(devices(i)) + " |";
+            md += " " + markdown_cell(report_text(i, "summary")) + " |";
             if (cols.measured)
-                md +=
-                    " " + cell(report_text(i, "measured")) + " | " +
-                    cell(report_text(i, "expected").empty()
-                             ? ""
-                             : report_text(i, "expected") + " (" + report_text(i, "source") + ")") +
-                    " |";
-            md += " " + cell(report_text(i, "action")) + " |\n";
+                md += " " + markdown_cell(report_text(i, "measured")) + " | " +
+                      markdown_cell(report_text(i, "expected").empty()
+                                        ? ""
+                                        : report_text(i, "expected") + " (" +
+                                              report_text(i, "source") + ")") +
+                      " |";
+            md += " " + markdown_cell(report_text(i, "action")) + " |\n";
         }
         md += "\n";
     }
@@ -219,7 +189,7 @@ std::string render_report_markdown(const json& r) {
     for (const auto& s : r.value("stages", json::array()))
         md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {} |\n", report_text(s, "title"),
                           report_text(s, "state"), s.value("seconds", 0.0),
-                          s.value("budget_seconds", 0.0), cell(report_text(s, "reason")));
+                          s.value("budget_seconds", 0.0), markdown_cell(report_text(s, "reason")));
     md += "\n";
     if (r.contains("bench")) {
         md +=

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/markup.h"
 #include "core/text.h"
 
 namespace trainrig::validate {
@@ -14,9 +15,6 @@ std::string report_text(const nlohmann::json& j, const char* key, const std::str
 
 // "against the baseline B (host, level, time): N of its M measurements matched", or empty.
 std::string baseline_line(const nlohmann::json& report);
-
-// Text for HTML: & < > " escaped.
-std::string html_escape(std::string_view s);
 
 // Whether the report's GPU telemetry is one to show: a watch section, of a watch stage that was
 // not skipped (older reports kept the section of a skipped stage).

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "bench/expectations.h"
 #include "core/text.h"
+#include "measure/expectations.h"
 #include "plan/hardware.h"
 
 namespace trainrig::validate {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_document.h"
 #include "bench/benchmark.h"
 #include "core/supervised_child.h"
+#include "measure/bench_document.h"
 
 namespace trainrig::validate {
 

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <ctime>
 
-#include "bench/baseline.h"
 #include "bench/bench_runner.h"
 #include "bench/machine_facts.h"
 #include "core/cancel_signals.h"
@@ -15,6 +14,7 @@
 #include "data/loader/token_corpus.h"
 #include "data/tokenizer/open_tokenizer.h"
 #include "doctor/report.h"
+#include "measure/baseline.h"
 #include "validate/report_compare.h"
 #include "validate/report_trust.h"
 #include "validate/stages/stage_list.h"
@@ -61,7 +61,7 @@ private:
 };
 
 // --baseline: the measurements of an earlier report become the expected values of the same
-// measurements now (bench/baseline.h), judged with bench's tolerance.
+// measurements now (measure/baseline.h), judged with bench's tolerance.
 Result<bench::Baseline> load_report_baseline(const std::string& path, nlohmann::json& about) {
     auto doc = load_report(path);
     if (!doc.ok()) return Status{doc.status().code(), "--baseline " + doc.status().message()};

@@ -8,8 +8,8 @@
 
 #include "core/text.h"
 #include "core/version.h"
-#include "hw/cuda_drivers.h"
 #include "probe/stack_parsers.h"
+#include "stack/cuda_drivers.h"
 
 namespace trainrig::validate {
 

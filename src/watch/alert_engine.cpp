@@ -6,8 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "bench/bench_record.h"
 #include "doctor/xid_catalog.h"
+#include "measure/bench_record.h"
 #include "watch/watch_view.h"
 
 namespace trainrig::watch {

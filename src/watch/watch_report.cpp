@@ -7,8 +7,8 @@
 #include <ctime>
 #include <map>
 
-#include "bench/bench_record.h"
 #include "core/quantity.h"
+#include "measure/bench_record.h"
 #include "nvml/nvml_api.h"
 
 namespace trainrig::watch {

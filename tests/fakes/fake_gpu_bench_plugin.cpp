@@ -1,4 +1,4 @@
-// A stand-in for libtrainrig_gpu_bench.so (src/bench/gpu_plugin_abi.h) whose benchmarks never
+// A stand-in for libtrainrig_gpu_bench.so (src/measure/gpu_plugin_abi.h) whose benchmarks never
 // finish, for the tests of validate's stage watchdog: FAKE_GPU_BENCH=slow polls the cancel flag
 // and returns "interrupted" once it is set, as a well-behaved benchmark does; FAKE_GPU_BENCH=hang
 // ignores it, as a call stuck in the driver would; FAKE_GPU_BENCH=crash dies of SIGSEGV, as a
@@ -11,7 +11,7 @@
 #include <string>
 
 #pragma GCC visibility push(default)
-#include "bench/gpu_plugin_abi.h"
+#include "measure/gpu_plugin_abi.h"
 #pragma GCC visibility pop
 
 namespace {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "bench/gpu_plugin_abi.h"
+#include "measure/gpu_plugin_abi.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// nccl-pairs' agreement over real MPI (bench/mpi_agreement.h), run by ctest under mpirun with
+// nccl-pairs' agreement over real MPI (measure/mpi_agreement.h), run by ctest under mpirun with
 // 3 ranks: whichever rank fails at whichever phase, every rank leaves at that phase, names the
 // same failed rank, and none is left in a collective the others skipped (a hang would stop the
 // run at ctest's timeout).
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/mpi_agreement.h"
+#include "measure/mpi_agreement.h"
 
 namespace trainrig::bench {
 namespace {

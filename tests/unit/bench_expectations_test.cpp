@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/expectations.h"
 #include "core/emulated_gpu.h"
+#include "measure/expectations.h"
 #include "plan/hardware.h"
 
 namespace trainrig::bench {

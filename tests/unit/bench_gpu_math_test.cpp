@@ -6,9 +6,9 @@
 #include <cmath>
 #include <set>
 
-#include "bench/bench_record.h"
-#include "bench/collective_math.h"
-#include "bench/gemm_sweep.h"
+#include "measure/bench_record.h"
+#include "measure/collective_math.h"
+#include "measure/gemm_sweep.h"
 
 namespace trainrig::bench {
 namespace {

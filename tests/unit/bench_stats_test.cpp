@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "bench/baseline.h"
-#include "bench/bench_document.h"
-#include "bench/bench_record.h"
-#include "bench/verdict.h"
 #include "core/quantity.h"
+#include "measure/baseline.h"
+#include "measure/bench_document.h"
+#include "measure/bench_record.h"
+#include "measure/verdict.h"
 
 namespace trainrig::bench {
 namespace {

@@ -106,8 +106,8 @@ TEST(FleetReportModel, IdenticalRowsShareOneRowAndReadyNodesAreOne) {
 }
 
 // Pairs among `n` nodes, each value 40 GB/s within +-1 %, less the pairs of `bad` (at 10 GB/s).
-std::vector<PairResult> measured_pairs(const std::vector<Round>& rounds, int bad) {
-    std::vector<PairResult> out;
+std::vector<bench::PairResult> measured_pairs(const std::vector<bench::Round>& rounds, int bad) {
+    std::vector<bench::PairResult> out;
     uint64_t seed = 11;
     for (const auto& round : rounds)
         for (const auto& p : round)
@@ -120,7 +120,7 @@ TEST(FleetReportPairs, ANodeSlowWithEveryPartnerIsDrainedWithItsPairId) {
     const auto nodes = healthy_fleet(8, 5);
     FleetPairs pairs;
     pairs.label = "nccl all-reduce busbw";
-    pairs.results = measured_pairs(all_pairs_rounds(8), 5);
+    pairs.results = measured_pairs(bench::all_pairs_rounds(8), 5);
     const auto r = judge_fleet(nodes, {}, pairs);
     ASSERT_TRUE(r.pairs && r.pairs->judged);
     EXPECT_EQ(r.pairs->bad, std::vector<int>{5});
@@ -180,7 +180,7 @@ TEST_F(FleetPairsFile, NamesBecomeIndicesAndBadEntriesAreNamed) {
     auto p = load_pairs(path.string(), nodes);
     ASSERT_TRUE(p.ok()) << p.status().message();
     ASSERT_EQ(p->results.size(), 1u);
-    EXPECT_EQ(p->results[0].pair, (NodePair{0, 2}));
+    EXPECT_EQ(p->results[0].pair, (bench::NodePair{0, 2}));
     EXPECT_EQ(p->label, "nccl all-reduce busbw");
     EXPECT_EQ(p->unit, "bytes/s");
     auto refused = [&](json d, const char* words) {
@@ -232,10 +232,10 @@ TEST(FleetPairsBench, NcclPairsRecordsArePairsAndRetests) {
     ASSERT_TRUE(p.ok()) << p.status().message();
     EXPECT_EQ(p->label, "nccl-pairs all_reduce busbw");
     ASSERT_EQ(p->results.size(), 2u);
-    EXPECT_EQ(p->results[1].pair, (NodePair{1, 2}));
+    EXPECT_EQ(p->results[1].pair, (bench::NodePair{1, 2}));
     EXPECT_DOUBLE_EQ(p->results[1].value, 1e10);
     ASSERT_EQ(p->retests.size(), 1u);
-    EXPECT_EQ(p->retests[0].pair, (NodePair{0, 2}));
+    EXPECT_EQ(p->retests[0].pair, (bench::NodePair{0, 2}));
 }
 
 TEST(FleetReportHtml, AThousandNodesStayOnASmallSelfContainedPage) {
@@ -266,7 +266,7 @@ TEST(FleetReportHtml, PairsDrawTheirMatrix) {
     const auto nodes = healthy_fleet(8, 8);
     FleetPairs pairs;
     pairs.source = "pairs.json";
-    pairs.results = measured_pairs(all_pairs_rounds(8), 2);
+    pairs.results = measured_pairs(bench::all_pairs_rounds(8), 2);
     const std::string html = render_fleet_html(judge_fleet(nodes, {}, pairs));
     EXPECT_TRUE(has(html, "<h2 id=\"pairs\">Node pairs: pair busbw</h2>"));
     EXPECT_EQ(occurrences(html, "<rect class=\"slow\""), 2u * 7);  // both halves of the matrix

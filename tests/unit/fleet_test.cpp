@@ -11,8 +11,8 @@
 #include "fleet/fleet_judge.h"
 #include "fleet/fleet_render.h"
 #include "fleet/node_input.h"
-#include "fleet/robust_stats.h"
 #include "fleet_builder.h"
+#include "measure/robust_stats.h"
 #include "temp_dir_test.h"
 
 namespace trainrig::fleet {
@@ -129,10 +129,10 @@ TEST(FleetJudge, OwnFailuresDrainAndUnreadableNodesAreUnknown) {
 }
 
 TEST(RobustStats, MedianAndMad) {
-    EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
-    EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
-    EXPECT_DOUBLE_EQ(median({}), 0);
-    EXPECT_DOUBLE_EQ(mad({1, 2, 3, 4, 100}, 3), 1);  // the 100 moves neither
+    EXPECT_DOUBLE_EQ(bench::median({3, 1, 2}), 2);
+    EXPECT_DOUBLE_EQ(bench::median({4, 1, 3, 2}), 2.5);
+    EXPECT_DOUBLE_EQ(bench::median({}), 0);
+    EXPECT_DOUBLE_EQ(bench::mad({1, 2, 3, 4, 100}, 3), 1);  // the 100 moves neither
 }
 
 class FleetFiles : public test::TempDirTest {};

@@ -1,5 +1,5 @@
 // nccl-pairs' nodes: ranks with one host name are one node, numbered by their first rank.
-#include "bench/node_placement.h"
+#include "measure/node_placement.h"
 
 #include <gtest/gtest.h>
 

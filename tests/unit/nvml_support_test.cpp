@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "core/text.h"
-#include "hw/cuda_drivers.h"
 #include "nvml/nvml_reader.h"
 #include "probe/stack_parsers.h"
+#include "stack/cuda_drivers.h"
 #include "topo/gpu_matrix.h"
 
 namespace trainrig {

@@ -1,7 +1,7 @@
-// The agreement nccl-pairs makes after every phase (bench/rank_agreement.h): what each rank
+// The agreement nccl-pairs makes after every phase (measure/rank_agreement.h): what each rank
 // learns, and, with ranks as threads and the all-reduce as a rendezvous among them, that a rank
 // failing at any phase takes every rank out at that phase instead of leaving them waiting.
-#include "bench/rank_agreement.h"
+#include "measure/rank_agreement.h"
 
 #include <gtest/gtest.h>
 

@@ -5,6 +5,9 @@
 
 #include <set>
 
+#include "doctor/render_json.h"
+#include "doctor/render_markdown.h"
+#include "doctor/render_table.h"
 #include "nvml_builder.h"
 
 namespace trainrig::test {

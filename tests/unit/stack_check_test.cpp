@@ -1,7 +1,7 @@
 // `stack check` and doctor on the same snapshots: the traps (a driver older than the toolkit's
 // minimum, a GPU newer than the CUDA build, a wheel without the GPU's architecture) get the same
 // verdict from both, and the differences from the recommendation carry their consequence.
-#include "stack/stack_check.h"
+#include "doctor/stack_check.h"
 
 #include <gtest/gtest.h>
 

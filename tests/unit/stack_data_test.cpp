@@ -8,9 +8,9 @@
 #include <regex>
 #include <sstream>
 
-#include "hw/cuda_drivers.h"
 #include "plan/hardware.h"
 #include "stack/compat.h"
+#include "stack/cuda_drivers.h"
 
 namespace trainrig::stack {
 namespace {

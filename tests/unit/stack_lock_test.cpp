@@ -1,5 +1,5 @@
 // The environment lock: its file format, and rule stack.drift on snapshots.
-#include "doctor/stack_lock.h"
+#include "stack/stack_lock.h"
 
 #include <gtest/gtest.h>
 

@@ -4,14 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "doctor/report.h"
-#include "doctor/stack_lock.h"
-#include "hw/cuda_drivers.h"
 #include "nvml_builder.h"
 #include "plan/hardware.h"
 #include "stack/compat.h"
+#include "stack/cuda_drivers.h"
 #include "stack/install_steps.h"
 #include "stack/recommend.h"
 #include "stack/recommended_lock.h"
+#include "stack/stack_lock.h"
 
 namespace trainrig::stack {
 namespace {

@@ -34,7 +34,7 @@ StageRecord stage(const char* name, StageState s, bool required) {
 
 TEST(ValidateVerdict, PrecedenceFailThenUnknownThenWarn) {
     const std::vector<StageRecord> ran = {stage("doctor", StageState::kRan, true),
-                                    stage("training", StageState::kRan, true)};
+                                          stage("training", StageState::kRan, true)};
     EXPECT_EQ(judge(ran, {}, Scope::kGpu, false).verdict, Verdict::kReady);
     EXPECT_EQ(judge(ran, {item(Level::kWarn)}, Scope::kGpu, false).verdict,
               Verdict::kReadyWithWarnings);
@@ -49,15 +49,15 @@ TEST(ValidateVerdict, PrecedenceFailThenUnknownThenWarn) {
 
 TEST(ValidateVerdict, ARequiredStageThatDidNotRunIsNeverAPass) {
     const std::vector<StageRecord> stages = {stage("doctor", StageState::kRan, true),
-                                       stage("gpu-bench", StageState::kCouldNotRun, true),
-                                       stage("topology", StageState::kCouldNotRun, false)};
+                                             stage("gpu-bench", StageState::kCouldNotRun, true),
+                                             stage("topology", StageState::kCouldNotRun, false)};
     const auto o = judge(stages, {}, Scope::kGpu, false);
     EXPECT_EQ(o.verdict, Verdict::kUnknown);
     EXPECT_EQ(o.line, "UNKNOWN: did not run: gpu-bench");
     EXPECT_EQ(verdict_exit_code(o.verdict), 2);
     // Skipped (the machine lacks what it needs, or --root) is not "could not run".
     const std::vector<StageRecord> skipped = {stage("doctor", StageState::kRan, true),
-                                        stage("training", StageState::kSkipped, true)};
+                                              stage("training", StageState::kSkipped, true)};
     EXPECT_EQ(judge(skipped, {}, Scope::kTree, false).verdict, Verdict::kReady);
 }
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/sweep_size.h"
 #include "core/root_fs.h"
 #include "core/status.h"
 #include "cuda/bench/gpu_inventory.h"
+#include "measure/sweep_size.h"
 
 namespace trainrig::cuda {
 
@@ -35,7 +35,7 @@ struct BenchContext {
                : request.quick ? bench::SweepSize::kQuick
                                : bench::SweepSize::kFull;
     }
-    // This run's value of a benchmark's size (bench/sweep_size.h).
+    // This run's value of a benchmark's size (measure/sweep_size.h).
     template <class T>
     T sized(T full, T quick, T emulated_size) const {
         return bench::sized(sweep(), full, quick, emulated_size);

@@ -11,7 +11,6 @@
 #include <optional>
 #include <thread>
 
-#include "bench/bench_record.h"
 #include "core/fnv1a.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/gemm_check.h"
@@ -19,6 +18,7 @@
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
 #include "cuda/lt_matmul.h"
+#include "measure/bench_record.h"
 
 namespace trainrig::cuda {
 namespace {

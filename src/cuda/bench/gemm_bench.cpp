@@ -1,5 +1,5 @@
 // gemm: cuBLASLt matrix-multiply throughput per GPU and dtype (bf16, fp16, tf32, fp8 e4m3 from
-// compute capability 8.9) over bench/gemm_sweep.h's shapes, on random data (a tensor core draws
+// compute capability 8.9) over measure/gemm_sweep.h's shapes, on random data (a tensor core draws
 // less power on random data than on zeros, and zeros run faster). For each shape
 // the heuristic's candidates are timed and the fastest kept, as cuBLASLt's own autotuning
 // samples do. Each result is checked against an fp64 CPU reference.
@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <cmath>
 
-#include "bench/bench_record.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/gemm_check.h"
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
 #include "cuda/lt_matmul.h"
+#include "measure/bench_record.h"
 
 namespace trainrig::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// Checks a GEMM the GPU computed against the fp64 CPU reference of bench/gemm_sweep.h: in full
+// Checks a GEMM the GPU computed against the fp64 CPU reference of measure/gemm_sweep.h: in full
 // for small shapes, at sampled elements for the large ones the benchmark times.
 #pragma once
 
@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "bench/gemm_sweep.h"
 #include "core/status.h"
+#include "measure/gemm_sweep.h"
 
 namespace trainrig::cuda {
 

@@ -2,18 +2,18 @@
 // over a size sweep, with nccl-tests' method and arithmetic (doc/PERFORMANCE.md):
 // 5 warm-up operations, then samples of back-to-back operations, the slowest rank's time,
 // algbw = S/t and busbw = algbw·factor. Every output is checked against the expected values
-// of bench/collective_math.h, on the GPU.
+// of measure/collective_math.h, on the GPU.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <type_traits>
 
-#include "bench/collective_math.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/nccl_world.h"
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
 #include "cuda/nccl_group.h"
+#include "measure/collective_math.h"
 
 namespace trainrig::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // nccl-pairs: the network between nodes, one pair of nodes at a time (docs/fleet.md, "Node
 // pairs"). Under mpirun with one process per GPU on every node (`mpirun -npernode G`), each round
-// of the schedule (fleet/pair_schedule.h: every pair in n - 1 rounds, or TRAINRIG_PAIR_SAMPLE
+// of the schedule (measure/pair_schedule.h: every pair in n - 1 rounds, or TRAINRIG_PAIR_SAMPLE
 // random pairs) runs an NCCL all-reduce over all the GPUs of both nodes of each pair, the pairs
 // of a round at once. A pair below the others makes both nodes suspects; each suspect is then
 // measured against a node known good, and the bad node is named. Rank 0 reports one record per
@@ -16,20 +16,20 @@
 #include <utility>
 #include <vector>
 
-#include "bench/collective_math.h"
-#include "bench/node_placement.h"
 #include "core/local_rank.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/nccl_world.h"
 #include "cuda/device_memory.h"
 #include "cuda/kernels.h"
 #include "cuda/nccl_comm.h"
-#include "fleet/pair_schedule.h"
+#include "measure/collective_math.h"
+#include "measure/node_placement.h"
+#include "measure/pair_schedule.h"
 
 #ifdef TRAINRIG_HAVE_MPI
 #include <mpi.h>
 
-#include "bench/mpi_agreement.h"
+#include "measure/mpi_agreement.h"
 #endif
 
 namespace trainrig::cuda {
@@ -49,7 +49,8 @@ struct Placement {
 };
 
 // Which node each rank is on: every rank's host name, gathered to all of them, grouped by
-// bench/node_placement.h (NCCL's own idea of a host; MPI_COMM_TYPE_SHARED would be the launcher's).
+// measure/node_placement.h (NCCL's own idea of a host; MPI_COMM_TYPE_SHARED would be the
+// launcher's).
 Placement place() {
     Placement p;
     MPI_Comm_rank(MPI_COMM_WORLD, &p.rank);
@@ -172,7 +173,7 @@ private:
 
 // The all-reduce over every rank of `pair` (the GPUs of both nodes): samples of back-to-back
 // operations, the slowest rank's time per sample, then the outputs checked. After every phase
-// the ranks agree whether all of them succeeded (bench/mpi_agreement.h), a rank that failed
+// the ranks agree whether all of them succeeded (measure/mpi_agreement.h), a rank that failed
 // included, so they abandon the pair together at the same point and none waits in a collective
 // the others skipped; every wait inside a phase is bounded (cuda/nccl_comm.h).
 Result<PairOutcome> measure_pair(MPI_Comm pair, const GpuInfo& gpu, size_t size, int samples) {
@@ -216,7 +217,7 @@ Result<PairOutcome> measure_pair(MPI_Comm pair, const GpuInfo& gpu, size_t size,
 
 // Runs the rounds; world rank 0 gets every pair's outcome. Every rank takes part in every
 // round's split and gather, so a pair that fails does not leave the others waiting.
-std::vector<PairOutcome> run_rounds(const Placement& p, const std::vector<fleet::Round>& rounds,
+std::vector<PairOutcome> run_rounds(const Placement& p, const std::vector<bench::Round>& rounds,
                                     const GpuInfo& gpu, size_t size, int samples,
                                     std::string& first_error) {
     std::vector<PairOutcome> all;
@@ -257,7 +258,7 @@ std::vector<PairOutcome> run_rounds(const Placement& p, const std::vector<fleet:
 }
 
 // Rank 0's retest schedule, sent to every rank as pairs of ints.
-std::vector<fleet::Round> share_rounds(const Placement& p, const std::vector<fleet::Round>& r) {
+std::vector<bench::Round> share_rounds(const Placement& p, const std::vector<bench::Round>& r) {
     std::vector<int> flat;
     if (p.rank == 0)
         for (const auto& round : r) {
@@ -268,9 +269,9 @@ std::vector<fleet::Round> share_rounds(const Placement& p, const std::vector<fle
     MPI_Bcast(&count, 1, MPI_INT, 0, MPI_COMM_WORLD);
     flat.resize(static_cast<size_t>(count));
     MPI_Bcast(flat.data(), count, MPI_INT, 0, MPI_COMM_WORLD);
-    std::vector<fleet::Round> out;
+    std::vector<bench::Round> out;
     for (size_t i = 0; i < flat.size();) {
-        fleet::Round round(static_cast<size_t>(flat[i++]));
+        bench::Round round(static_cast<size_t>(flat[i++]));
         for (auto& [a, b] : round) {
             a = flat[i++];
             b = flat[i++];
@@ -325,29 +326,29 @@ Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out) {
     const int samples = ctx.repeats_or(ctx.request.quick ? 3 : 5);
     const int k = pair_sample();
     const auto rounds =
-        k > 0 ? fleet::sampled_rounds(p.nodes, k, 1) : fleet::all_pairs_rounds(p.nodes);
+        k > 0 ? bench::sampled_rounds(p.nodes, k, 1) : bench::all_pairs_rounds(p.nodes);
 
     out.reporting = p.rank == 0;  // rank 0 gets every pair's outcome (run_rounds)
     std::string error;
     const auto first = run_rounds(p, rounds, gpu, size, samples, error);
-    std::vector<fleet::PairResult> results;
+    std::vector<bench::PairResult> results;
     for (const auto& o : first)
         if (o.failed == 0)
             results.push_back({{static_cast<int>(o.a), static_cast<int>(o.b)}, o.busbw});
-    const fleet::PairJudgement judged =
-        p.rank == 0 ? fleet::judge_pairs(results) : fleet::PairJudgement{};
+    const bench::PairJudgement judged =
+        p.rank == 0 ? bench::judge_pairs(results) : bench::PairJudgement{};
     const auto retest = share_rounds(
-        p, p.rank == 0 ? fleet::retest_rounds(p.nodes, judged) : std::vector<fleet::Round>{});
+        p, p.rank == 0 ? bench::retest_rounds(p.nodes, judged) : std::vector<bench::Round>{});
     const auto second = run_rounds(p, retest, gpu, size, samples, error);
     if (p.rank != 0) return error.empty() ? Status{} : Status{Errc::kIo, error};
 
     auto is_slow = [&](const PairOutcome& o) {
         return std::find(judged.slow.begin(), judged.slow.end(),
-                         fleet::NodePair{static_cast<int>(o.a), static_cast<int>(o.b)}) !=
+                         bench::NodePair{static_cast<int>(o.a), static_cast<int>(o.b)}) !=
                judged.slow.end();
     };
     for (const auto& o : first) out.push_back(pair_record(p, o, size, false, is_slow(o)).to_json());
-    std::vector<fleet::PairResult> retests;
+    std::vector<bench::PairResult> retests;
     for (const auto& o : second) {
         const bool slow = o.failed == 0 && o.busbw < judged.threshold;
         out.push_back(pair_record(p, o, size, true, slow).to_json());
@@ -359,7 +360,7 @@ Status run_nccl_pairs_bench(const BenchContext& ctx, Records& out) {
     verdict.name = "bad_nodes";
     verdict.unit = "nodes";
     nlohmann::json blamed = nlohmann::json::array(), suspects = nlohmann::json::array();
-    for (const int n : fleet::blame(judged, retests))
+    for (const int n : bench::blame(judged, retests))
         blamed.push_back(p.hosts[static_cast<size_t>(n)]);
     for (const int n : judged.suspects) suspects.push_back(p.hosts[static_cast<size_t>(n)]);
     verdict.samples = {static_cast<double>(blamed.size())};

@@ -1,4 +1,4 @@
-// The plugin's C boundary (bench/gpu_plugin_abi.h): JSON in, JSON out, dispatch to the
+// The plugin's C boundary (measure/gpu_plugin_abi.h): JSON in, JSON out, dispatch to the
 // benchmark asked for. No exception crosses it: every one is caught and becomes "error".
 #include <fmt/format.h>
 
@@ -17,7 +17,7 @@
 // Only the three ABI functions are exported; the rest of the plugin (and trainrig_core, which
 // it links statically) stays hidden so it cannot clash with the binary that loads it.
 #pragma GCC visibility push(default)
-#include "bench/gpu_plugin_abi.h"
+#include "measure/gpu_plugin_abi.h"
 #pragma GCC visibility pop
 
 namespace trainrig::cuda {

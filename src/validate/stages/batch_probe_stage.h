@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench_document.h"
 #include "core/supervised_child.h"
+#include "measure/bench_document.h"
 #include "validate/stage_child.h"
 #include "validate/verdict.h"
 

@@ -3,8 +3,9 @@
 // decides the run's scope: a tree, a host without NVIDIA GPUs, or a GPU machine. It always runs:
 // nothing else can be judged without the machine read.
 #include "core/gpu_selection.h"
-#include "doctor/gpus.h"
+#include "doctor/render_json.h"
 #include "doctor/report.h"
+#include "hw/snapshot_gpus.h"
 #include "probe/collect.h"
 #include "snapshot/snapshot.h"
 #include "validate/report_items.h"

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/baseline.h"
-#include "bench/bench_document.h"
 #include "bench/benchmark.h"
+#include "measure/baseline.h"
+#include "measure/bench_document.h"
 #include "snapshot/snapshot.h"
 #include "validate/report_builder.h"
 #include "validate/validate_options.h"

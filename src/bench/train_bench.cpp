@@ -183,7 +183,7 @@ std::vector<BenchRecord> records(const Outcome& o, const TrainBenchOptions& opti
         per_step.push_back({{"step", r.step},
                             {"timed", r.step > options.warmup_steps},
                             {"loss", r.loss},
-                            {"total_s", r.time.total},
+                            {"step_s", r.time.total},
                             {"data_wait_s", r.time.data_wait},
                             {"forward_s", r.time.forward},
                             {"backward_s", r.time.backward},

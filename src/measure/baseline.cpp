@@ -26,9 +26,10 @@ Result<Baseline> baseline_from_document(const nlohmann::json& doc, const std::st
     if (!doc.is_object() || schema == doc.end() || *schema != "trainrig.bench")
         return bad("not a trainrig.bench document (`trainrig bench run --json`)");
     const auto version = doc.find("schema_version");
-    if (version == doc.end() || *version != 2)
+    // Version 3 renamed a per-step key only: the medians of a version 2 document mean the same.
+    if (version == doc.end() || (*version != 2 && *version != 3))
         return bad(
-            fmt::format("schema_version {} is not 2; run the baseline again with this "
+            fmt::format("schema_version {} is not 2 or 3; run the baseline again with this "
                         "trainrig",
                         version == doc.end() ? "(none)" : version->dump()));
     const auto results = doc.find("results");

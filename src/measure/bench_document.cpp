@@ -96,7 +96,7 @@ nlohmann::json bench_document(const BenchRun& run) {
     summary["skipped"] = run.skipped.size();
     summary["errors"] = run.errors.size();
     return {{"schema", "trainrig.bench"},
-            {"schema_version", 2},
+            {"schema_version", 3},
             {"trainrig_version", kTrainrigVersion},
             {"thresholds", {{"pass", run.thresholds.pass}, {"warn", run.thresholds.warn}}},
             {"machine", run.machine},

@@ -32,6 +32,12 @@ const json& steps_of(const json& record) {
     return s != c->end() && s->is_array() ? *s : none;
 }
 
+// A step's seconds: `step_s`, as the train log names it; reports whose bench document is of
+// schema version 2 named it `total_s`.
+double step_seconds(const json& step) {
+    return step.contains("step_s") ? step.value("step_s", 0.0) : step.value("total_s", 0.0);
+}
+
 std::string loss_curve(const json& steps) {
     double lo = 1e300, hi = -1e300;
     for (const auto& s : steps) {
@@ -69,7 +75,7 @@ std::string loss_curve(const json& steps) {
 // unlabelled rest what no phase accounts for.
 std::string step_breakdown(const json& steps) {
     double longest = 0;
-    for (const auto& s : steps) longest = std::max(longest, s.value("total_s", 0.0));
+    for (const auto& s : steps) longest = std::max(longest, step_seconds(s));
     if (!(longest > 0)) return "";
     const double W = 640, L = 60, row = 14, H = row * static_cast<double>(steps.size()) + 24;
     std::string svg = fmt::format(
@@ -89,11 +95,11 @@ std::string step_breakdown(const json& steps) {
                 y, w, row - 3, p.color);
             x += w;
         }
-        const double end = L + (W - L - 70) * s.value("total_s", 0.0) / longest;
+        const double end = L + (W - L - 70) * step_seconds(s) / longest;
         svg += fmt::format(
             "<rect x=\"{0:.1f}\" y=\"{1:.0f}\" width=\"{2:.1f}\" height=\"{3}\" fill=\"#ddd\"/>"
             "<text x=\"{4:.0f}\" y=\"{5:.0f}\">{6:.3g} s</text>",
-            x, y, std::max(end - x, 0.0), row - 3, end + 4, y + 10, s.value("total_s", 0.0));
+            x, y, std::max(end - x, 0.0), row - 3, end + 4, y + 10, step_seconds(s));
     }
     svg += "</svg><div class=\"legend\">";
     for (const auto& p : kPhases)
@@ -148,9 +154,9 @@ std::string training_markdown(const json& report) {
     for (const auto& s : steps)
         md += fmt::format("| {}{} | {:.4f} s | {:.4f} | {:.4f} | {:.4f} | {:.4f} | {:.4f} |\n",
                           s.value("step", 0), s.value("timed", true) ? "" : " (warm-up)",
-                          s.value("total_s", 0.0), s.value("data_wait_s", 0.0),
-                          s.value("forward_s", 0.0), s.value("backward_s", 0.0),
-                          s.value("comm_s", 0.0), s.value("optimizer_s", 0.0));
+                          step_seconds(s), s.value("data_wait_s", 0.0), s.value("forward_s", 0.0),
+                          s.value("backward_s", 0.0), s.value("comm_s", 0.0),
+                          s.value("optimizer_s", 0.0));
     return md + "\n";
 }
 

@@ -207,7 +207,7 @@ TEST_F(BenchCli, CpuMemQuickReportsCopyAndTriadOverAllCores) {
     ASSERT_EQ(r.rc, 0) << r.err << r.out.substr(0, 2000);
     const json doc = parse(r);
     EXPECT_EQ(doc.value("schema", ""), "trainrig.bench");
-    EXPECT_EQ(doc.value("schema_version", 0), 2);
+    EXPECT_EQ(doc.value("schema_version", 0), 3);
     EXPECT_EQ(doc.value("exit_code", -1), 0);
     EXPECT_EQ(doc.at("errors"), json::array());
     EXPECT_EQ(doc.at("skipped"), json::array());

@@ -319,7 +319,7 @@ TEST(BenchDocument, SchemaSummaryNotesAndExitCode) {
     const BenchRun run = mixed_run();
     const json doc = bench_document(run);
     EXPECT_EQ(doc.at("schema"), "trainrig.bench");
-    EXPECT_EQ(doc.at("schema_version"), 2);
+    EXPECT_EQ(doc.at("schema_version"), 3);
     EXPECT_TRUE(doc.at("trainrig_version").is_string());
     EXPECT_FALSE(doc.at("trainrig_version").get<std::string>().empty());
     EXPECT_EQ(doc.at("thresholds"), (json{{"pass", 0.9}, {"warn", 0.75}}));

@@ -10,6 +10,7 @@
 #include "validate/report_dir.h"
 #include "validate/report_html.h"
 #include "validate/report_render.h"
+#include "validate/report_training.h"
 #include "validate/verdict.h"
 
 namespace trainrig::validate {
@@ -263,6 +264,29 @@ nlohmann::json report_with(const char* verdict, nlohmann::json items,
 
 nlohmann::json finding(const char* id, const char* level, const char* device) {
     return {{"id", id}, {"level", level}, {"devices", {device}}, {"summary", id}};
+}
+
+// A step's seconds are `step_s` since bench schema version 3 and `total_s` before: a saved
+// report of either draws the same step-time bars.
+TEST(ReportTraining, StepSecondsReadTheSameInEitherSchemaVersion) {
+    auto report = [](int version, const char* key) {
+        nlohmann::json steps = nlohmann::json::array();
+        for (int i = 1; i <= 3; ++i)
+            steps.push_back({{"step", i},
+                             {"timed", i > 1},
+                             {"loss", 5.0 - i},
+                             {key, 0.1 * i},
+                             {"forward_s", 0.01},
+                             {"backward_s", 0.02}});
+        return nlohmann::json{
+            {"bench",
+             {{"schema_version", version},
+              {"results",
+               {{{"bench", "train"}, {"name", "step-time"}, {"counted", {{"steps", steps}}}}}}}}};
+    };
+    const std::string now = training_html(report(3, "step_s"));
+    EXPECT_NE(now.find(">0.3 s<"), std::string::npos) << now;
+    EXPECT_EQ(training_html(report(2, "total_s")), now);
 }
 
 TEST(ReportDiff, ItemsVerdictAndMeasurementsAgainstTheOldReport) {

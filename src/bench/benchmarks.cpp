@@ -9,6 +9,7 @@
 #include "bench/tokenizer_bench.h"
 #include "bench/train_bench.h"
 #include "data/tokenizer/open_tokenizer.h"
+#include "measure/gpu_benchmarks.h"
 
 namespace trainrig::bench {
 namespace {
@@ -90,19 +91,7 @@ std::vector<std::unique_ptr<Benchmark>> make_benchmarks() {
     std::vector<std::unique_ptr<Benchmark>> list;
     list.push_back(make_cpu_mem_bench());
     list.push_back(make_storage_bench());
-    list.push_back(make_gpu_bench("h2d", "Host-to-device copy bandwidth, pinned and pageable", 1));
-    list.push_back(make_gpu_bench("d2h", "Device-to-host copy bandwidth, pinned and pageable", 1));
-    list.push_back(make_gpu_bench("hbm", "Device memory copy bandwidth (bytes read + written)", 1));
-    list.push_back(
-        make_gpu_bench("gemm", "cuBLASLt GEMM TFLOP/s: bf16, fp16, tf32, fp8 over shapes", 1));
-    list.push_back(make_gpu_bench("p2p", "GPU-to-GPU copy bandwidth matrix, both directions", 2));
-    list.push_back(
-        make_gpu_bench("nccl", "NCCL collectives: algbw and busbw over a size sweep", 2));
-    list.push_back(make_gpu_bench(
-        "nccl-pairs", "NCCL all-reduce between every pair of nodes (mpirun), and the bad node", 1,
-        true));
-    list.push_back(
-        make_gpu_bench("burn", "Sustained GEMM load with result checks and telemetry", 1));
+    for (const GpuBenchmarkInfo& g : kGpuBenchmarks) list.push_back(make_gpu_bench(g));
     list.push_back(std::make_unique<TokenizerBench>());
     list.push_back(std::make_unique<LoaderBench>());
     list.push_back(std::make_unique<TrainBench>());

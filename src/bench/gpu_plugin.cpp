@@ -148,9 +148,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Benchmark> make_gpu_bench(const char* id, const char* description, int min_gpus,
-                                          bool across_nodes) {
-    return std::make_unique<GpuBench>(id, description, min_gpus, across_nodes);
+std::unique_ptr<Benchmark> make_gpu_bench(const GpuBenchmarkInfo& info) {
+    return std::make_unique<GpuBench>(info.id, info.description, info.min_gpus, info.across_nodes);
 }
 
 nlohmann::json gpu_devices() {

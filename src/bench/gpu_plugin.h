@@ -9,14 +9,14 @@
 #include <string>
 
 #include "bench/benchmark.h"
+#include "measure/gpu_benchmarks.h"
 
 namespace trainrig::bench {
 
-// One GPU benchmark carried out by the plugin: id as in the ABI ("h2d", "gemm", ...).
-// min_gpus: how many GPUs (or ranks, for nccl) it needs.
-// `across_nodes`: runs only under a launcher with ranks on several nodes (nccl-pairs).
-std::unique_ptr<Benchmark> make_gpu_bench(const char* id, const char* description, int min_gpus,
-                                          bool across_nodes = false);
+// One GPU benchmark of measure/gpu_benchmarks.h, carried out by the plugin: skipped with fewer
+// GPUs (or ranks, for nccl) than it needs, and, for one across nodes (nccl-pairs), outside a
+// launcher with ranks on several nodes.
+std::unique_ptr<Benchmark> make_gpu_bench(const GpuBenchmarkInfo& info);
 
 // The plugin's device list (the "devices" array of trainrig_gpu_bench_list), empty when there is
 // no plugin or no GPU; for the machine facts of a run that measured GPUs.

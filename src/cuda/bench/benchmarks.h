@@ -1,5 +1,6 @@
-// The GPU benchmarks, one explicit list. To add one: write its run function in its own file,
-// declare it here and add a row to kBenchmarks in plugin_entry.cpp.
+// The GPU benchmarks' run functions. The list is measure/gpu_benchmarks.h; to add one: a row
+// there, its run function in its own file declared here, and a row in kBenchmarks
+// (plugin_entry.cpp).
 #pragma once
 
 #include "core/status.h"
@@ -10,8 +11,7 @@ namespace trainrig::cuda {
 // Each appends its records as it finishes them, so an error or an interruption keeps what was
 // measured; a failed Status becomes the reply's "error" sentence.
 struct GpuBenchmark {
-    const char* id;
-    const char* description;
+    const char* id;  // as in measure/gpu_benchmarks.h, which says what it measures
     Status (*run)(const BenchContext& ctx, Records& out);
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -13,6 +14,7 @@
 #include "core/emulated_gpu.h"
 #include "cuda/bench/benchmarks.h"
 #include "cuda/bench/gpu_inventory.h"
+#include "measure/gpu_benchmarks.h"
 
 // Only the three ABI functions are exported; the rest of the plugin (and trainrig_core, which
 // it links statically) stays hidden so it cannot clash with the binary that loads it.
@@ -23,21 +25,26 @@
 namespace trainrig::cuda {
 namespace {
 
-const std::vector<GpuBenchmark>& benchmarks() {
-    static const std::vector<GpuBenchmark> kBenchmarks = {
-        {"h2d", "host-to-device copies from pinned and pageable memory", run_copy_bench},
-        {"d2h", "device-to-host copies into pinned and pageable memory", run_copy_bench},
-        {"hbm", "device memory bandwidth from device-to-device copies", run_hbm_bench},
-        {"gemm", "cuBLASLt matmul throughput for bf16, fp16, tf32 and fp8", run_gemm_bench},
-        {"burn", "sustained bf16 matmul load on all GPUs, outputs compared bit for bit",
-         run_burn_bench},
-        {"p2p", "GPU-to-GPU copy bandwidth for every ordered pair", run_p2p_bench},
-        {"nccl", "NCCL collectives over a size sweep, nccl-tests' busbw", run_nccl_bench},
-        {"nccl-pairs", "NCCL all-reduce between node pairs under mpirun, and the bad node",
-         run_nccl_pairs_bench},
-    };
-    return kBenchmarks;
+// The run function of each benchmark of measure/gpu_benchmarks.h, in its order.
+constexpr std::array<GpuBenchmark, bench::kGpuBenchmarks.size()> kBenchmarks = {{
+    {"h2d", run_copy_bench},
+    {"d2h", run_copy_bench},
+    {"hbm", run_hbm_bench},
+    {"gemm", run_gemm_bench},
+    {"p2p", run_p2p_bench},
+    {"nccl", run_nccl_bench},
+    {"nccl-pairs", run_nccl_pairs_bench},
+    {"burn", run_burn_bench},
+}};
+
+// One list: the plugin runs exactly the benchmarks `trainrig bench list` shows.
+constexpr bool same_ids() {
+    for (size_t i = 0; i < kBenchmarks.size(); ++i)
+        if (std::string_view(kBenchmarks[i].id) != std::string_view(bench::kGpuBenchmarks[i].id))
+            return false;
+    return true;
 }
+static_assert(same_ids(), "kBenchmarks must list measure/gpu_benchmarks.h's ids in its order");
 
 char* to_c_string(const nlohmann::json& j) {
     // Invalid UTF-8 from a device name or an error string is replaced, never thrown on.
@@ -98,11 +105,11 @@ nlohmann::json run_json(const char* request_text, const volatile int* cancel) {
     auto request = parse_request(request_text);
     if (!request.ok()) return reply(request.status());
     const GpuBenchmark* bench = nullptr;
-    for (const auto& b : benchmarks())
+    for (const auto& b : kBenchmarks)
         if (request->bench == b.id) bench = &b;
     if (bench == nullptr) {
         std::string known;
-        for (const auto& b : benchmarks()) known += (known.empty() ? "" : ", ") + std::string(b.id);
+        for (const auto& b : kBenchmarks) known += (known.empty() ? "" : ", ") + std::string(b.id);
         return reply(
             {Errc::kInvalidInput, fmt::format("unknown GPU benchmark \"{}\" (this plugin has {})",
                                               request->bench, known)});

@@ -5,24 +5,20 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <cstdio>
 #include <filesystem>
 #include <set>
 
 #include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
-#include "core/atomic_file.h"
-#include "core/cancel_signals.h"
 #include "core/clock.h"
-#include "core/reload_signal.h"
 #include "core/text.h"
-#include "watch/alert_actions.h"
 #include "watch/alert_config.h"
+#include "watch/daemon.h"
 #include "watch/history_sink.h"
-#include "watch/metrics_render.h"
 #include "watch/metrics_server.h"
 #include "watch/render_once.h"
+#include "watch/textfile.h"
 #include "watch/watch_report.h"
 #include "watch/watcher.h"
 
@@ -30,14 +26,6 @@ namespace trainrig {
 namespace {
 
 using namespace watch;
-
-// One line on stderr per kernel event, as it is found.
-void log_event(const WatchView& v, const KernelEvent& e) {
-    const int g = gpu_for_device(v.gpus, e.device);
-    std::fprintf(stderr, "trainrig watch: kernel log: %s%s: %s\n",
-                 g >= 0 ? fmt::format("GPU {} ", g).c_str() : "", e.device.c_str(),
-                 e.message.c_str());
-}
 
 class WatchCommand : public Command {
 public:
@@ -162,52 +150,16 @@ public:
             history = std::make_unique<HistorySink>(std::move(h).value());
             history->resume(watcher);
         }
-        CancelSignals signals;
-        ReloadSignal reload;
-        AlertDispatcher dispatcher(config.actions);
-        const auto view = watcher.view();
-        if (!view->nvml_problem.empty())
-            std::fprintf(stderr, "trainrig watch: no GPU telemetry: %s\n",
-                         view->nvml_problem.c_str());
-        if (!view->kmsg_followed && options_.kernel_log)
-            std::fprintf(stderr, "trainrig watch: kernel log not followed: %s\n",
-                         view->kmsg_problem.c_str());
-        std::unique_ptr<MetricsServer> server;
-        if (address) {
-            auto s = MetricsServer::start(
-                *address,
-                [&watcher, &dispatcher, &history] {
-                    LoopCounters c{dispatcher.delivered(),
-                                   dispatcher.failed(),
-                                   dispatcher.dropped(),
-                                   history ? history->ok() : 0,
-                                   history ? history->failed() : 0,
-                                   history != nullptr};
-                    return render_metrics(*watcher.view(), epoch_now()) + render_loop_counters(c);
-                },
-                [&watcher] { return watch_healthy(*watcher.view(), epoch_now()); });
-            if (!s) return print_error(name(), s.status());
-            server = std::move(s).value();
-            std::fprintf(
-                stderr, "trainrig watch: %zu GPUs, every %g s, metrics on http://%s:%d/metrics\n",
-                view->gpus.size(), options_.interval, address->host.c_str(), server->port());
-        }
-        const double begin = monotonic_now();
-        double next = begin;
-        while (!CancelSignals::flag().load()) {
-            if (reload.take()) reload_rules(watcher, dispatcher);
-            const Watcher::Tick tick = watcher.tick(epoch_now());
-            for (const auto& e : tick.events) log_event(*watcher.view(), e);
-            for (const auto& a : tick.alerts) dispatcher.send(a);
-            if (history) history->write(watcher, tick);
-            if (verbose_) log_tick(*watcher.view(), tick);
-            if (!textfile_dir_.empty()) write_textfile(*watcher.view());
-            if (duration_ > 0 && monotonic_now() - begin >= duration_) break;
-            next += options_.interval;
-            const double now = monotonic_now();
-            if (next < now) next = now;  // late: start the next tick now, do not catch up
-            sleep_until(next, CancelSignals::flag());
-        }
+        DaemonOptions daemon;
+        daemon.interval = options_.interval;
+        daemon.duration = duration_;
+        daemon.listen = address;
+        daemon.textfile_dir = textfile_dir_;
+        daemon.rules_path = rules_path_;
+        daemon.kernel_log = options_.kernel_log;
+        daemon.verbose = verbose_;
+        if (auto s = run_daemon(watcher, config, std::move(history), daemon); !s.ok())
+            return print_error(name(), s);
         return 0;
     }
 
@@ -242,21 +194,6 @@ private:
         return emit_result("watch report", output_, text, 0);
     }
 
-    // SIGHUP: read the rules file again; a file with a mistake keeps the rules in force.
-    void reload_rules(Watcher& watcher, AlertDispatcher& dispatcher) {
-        if (rules_path_.empty()) return;
-        auto loaded = load_alert_config(rules_path_);
-        if (!loaded) {
-            std::fprintf(stderr, "trainrig watch: rules not reloaded, the old ones stay: %s\n",
-                         loaded.status().message().c_str());
-            return;
-        }
-        for (const auto& a : watcher.replace_rules(loaded->rules, epoch_now())) dispatcher.send(a);
-        dispatcher.replace_actions(loaded->actions);
-        std::fprintf(stderr, "trainrig watch: reloaded %zu rules and %zu actions from %s\n",
-                     loaded->rules.size(), loaded->actions.size(), rules_path_.c_str());
-    }
-
     int run_once(Watcher& watcher) {
         const auto events = watcher.tick(epoch_now()).events;
         const auto view = watcher.view();
@@ -269,7 +206,7 @@ private:
             if (verbose_) text += every_field(view_to_json(*view, events));
         }
         if (auto s = write_output(output_, text); !s.ok()) return print_error(name(), s);
-        if (!textfile_dir_.empty()) write_textfile(*view);
+        if (!textfile_dir_.empty()) TextfileWriter(textfile_dir_).write(*view);
         return code;
     }
 
@@ -284,14 +221,6 @@ private:
         return out;
     }
 
-    // -v while running: one line per tick on stderr.
-    static void log_tick(const WatchView& view, const Watcher::Tick& tick) {
-        std::fprintf(stderr,
-                     "trainrig watch: tick: %zu GPUs, %zu kernel events, %zu alerts changed, %zu "
-                     "active\n",
-                     view.gpus.size(), tick.events.size(), tick.alerts.size(), view.alerts.size());
-    }
-
     // As doctor: a critical alert is a failed check, a warning fails under --strict; a GPU not
     // ok or NVML failing (not absent) fails too.
     int once_exit_code(const WatchView& view) const {
@@ -304,19 +233,6 @@ private:
         return 0;
     }
 
-    void write_textfile(const WatchView& view) {
-        const auto path = std::filesystem::path(textfile_dir_) / "trainrig.prom";
-        if (Status s = write_file_atomic(path, render_metrics(view, epoch_now())); !s.ok()) {
-            // Said once per failure streak, not every tick.
-            if (!textfile_failing_)
-                std::fprintf(stderr, "trainrig watch: cannot write %s: %s\n", path.c_str(),
-                             s.message().c_str());
-            textfile_failing_ = true;
-        } else {
-            textfile_failing_ = false;
-        }
-    }
-
     WatchOptions options_;
     std::string listen_ = "127.0.0.1:9402";
     bool no_listen_ = false;
@@ -326,7 +242,6 @@ private:
     bool json_ = false, verbose_ = false;
     OutputOptions output_;
     bool no_kmsg_ = false;
-    bool textfile_failing_ = false;
     std::string rules_path_;
     std::string db_;
     std::string max_age_ = "30d";

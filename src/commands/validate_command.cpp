@@ -6,15 +6,11 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <ctime>
-#include <filesystem>
 
 #include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "core/text.h"
-#include "core/utc_time.h"
 #include "fleet/fleet_render.h"
 #include "fleet/fleet_validate.h"
 #include "train/communicator.h"
@@ -26,16 +22,6 @@
 namespace trainrig {
 
 namespace {
-
-// PREFIX-UTCTIME, with -2, -3 ... when runs in the same second would collide.
-std::string fresh_dir_name(const std::string& prefix) {
-    const std::string base = fmt::format("{}-{}", prefix, utc_iso8601(std::time(nullptr), true));
-    std::string dir = base;
-    std::error_code ec;
-    for (int n = 2; std::filesystem::exists(std::filesystem::symlink_status(dir, ec)); ++n)
-        dir = fmt::format("{}-{}", base, n);
-    return dir;
-}
 
 class ValidateCommand : public Command {
 public:
@@ -121,7 +107,7 @@ public:
     int run(const GlobalOptions& global) override {
         std::unique_ptr<train::Communicator> comm;
         if (fleet_) {
-            auto c = join_fleet();
+            auto c = fleet::join_fleet();
             if (!c) return print_error(name(), c.status());
             comm = std::move(c).value();
         }
@@ -139,11 +125,13 @@ public:
             files["report.json"] = json_result(
                 result->report, name(), validate::verdict_exit_code(result->outcome.verdict));
             if (!no_report_) {
-                dir = report_ ? *report_
-                              : fresh_dir_name("trainrig-report-" +
-                                               (result->report["host"].is_string()
-                                                    ? result->report["host"].get<std::string>()
-                                                    : std::string("unknown")));
+                dir =
+                    report_
+                        ? *report_
+                        : validate::fresh_dir_name("trainrig-report-" +
+                                                   (result->report["host"].is_string()
+                                                        ? result->report["host"].get<std::string>()
+                                                        : std::string("unknown")));
                 auto all = files;
                 all["report.md"] = validate::render_report_markdown(result->report);
                 all["report.html"] = validate::render_report_html(result->report);
@@ -167,23 +155,6 @@ public:
     }
 
 private:
-    // This rank's place in the MPI job. srun without an MPI plugin starts tasks that each see a
-    // fleet of one: said, not run as N fleets of one.
-    Result<std::unique_ptr<train::Communicator>> join_fleet() {
-        const char* tasks = std::getenv("SLURM_NTASKS");
-        if (!train::launched_by_mpi() && tasks != nullptr && std::atoi(tasks) > 1)
-            return Status(Errc::kInvalidInput,
-                          fmt::format("srun started {} tasks without an MPI plugin, so no task "
-                                      "can gather the others' reports",
-                                      tasks),
-                          "run it as `srun --mpi=pmix ... trainrig validate --fleet`, or under "
-                          "mpirun");
-        auto comm = train::make_communicator();
-        if (!comm) return comm.status();
-        train::hide_launcher_from_children();
-        return comm;
-    }
-
     // Rank 0 gathers every rank's report, judges the fleet and writes its report; every rank then
     // ends with the fleet's exit code, so that mpirun's and srun's is the fleet's verdict.
     int run_fleet(train::Communicator& comm, const std::string& payload, double own_seconds) {
@@ -209,24 +180,18 @@ private:
     }
 
     int judge_gathered(const std::vector<std::optional<std::string>>& payloads, double wait) {
-        std::error_code ec;
-        const auto staging =
-            std::filesystem::temp_directory_path(ec) / fmt::format("trainrig-fleet-{}", ::getpid());
-        std::filesystem::remove_all(staging, ec);
-        auto gathered = fleet::read_gathered(payloads, wait, staging.string());
-        std::filesystem::remove_all(staging, ec);
-        if (!gathered) return print_error(name(), gathered.status());
-        const auto result = fleet::judge_fleet(gathered->nodes);
-        const int code = result.exit_code();
+        auto judged = fleet::judge_payloads(payloads, wait);
+        if (!judged) return print_error(name(), judged.status());
+        const int code = judged->result.exit_code();
         const std::string dir =
-            fleet_report_ ? *fleet_report_ : fresh_dir_name("trainrig-fleet-report");
-        if (auto s =
-                validate::write_report_dir(dir, fleet::fleet_report_files(result, *gathered, code));
+            fleet_report_ ? *fleet_report_ : validate::fresh_dir_name("trainrig-fleet-report");
+        if (auto s = validate::write_report_dir(
+                dir, fleet::fleet_report_files(judged->result, judged->gathered, code));
             !s.ok())
             return print_error(name(), s);
         const std::string text =
-            json_ ? json_result(fleet::fleet_json(result), "validate --fleet", code)
-                  : fleet::render_fleet_text(result, verbose_) +
+            json_ ? json_result(fleet::fleet_json(judged->result), "validate --fleet", code)
+                  : fleet::render_fleet_text(judged->result, verbose_) +
                         fmt::format("Fleet report: {}\n", dir);
         return emit_result(name(), output_, text, code);
     }

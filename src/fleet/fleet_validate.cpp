@@ -1,7 +1,9 @@
 #include "fleet/fleet_validate.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -106,6 +108,33 @@ std::map<std::string, std::string> fleet_report_files(const fleet::FleetResult& 
     files[fleet::kFleetReportMarkdown] = fleet::render_fleet_markdown(result);
     files[fleet::kFleetReportHtml] = fleet::render_fleet_html(result);
     return files;
+}
+
+Result<std::unique_ptr<train::Communicator>> join_fleet() {
+    const char* tasks = std::getenv("SLURM_NTASKS");
+    if (!train::launched_by_mpi() && tasks != nullptr && std::atoi(tasks) > 1)
+        return Status(Errc::kInvalidInput,
+                      fmt::format("srun started {} tasks without an MPI plugin, so no task "
+                                  "can gather the others' reports",
+                                  tasks),
+                      "run it as `srun --mpi=pmix ... trainrig validate --fleet`, or under "
+                      "mpirun");
+    auto comm = train::make_communicator();
+    if (!comm) return comm.status();
+    train::hide_launcher_from_children();
+    return comm;
+}
+
+Result<JudgedFleet> judge_payloads(const std::vector<std::optional<std::string>>& payloads,
+                                   double waited_s) {
+    std::error_code ec;
+    const auto staging = fs::temp_directory_path(ec) / fmt::format("trainrig-fleet-{}", ::getpid());
+    fs::remove_all(staging, ec);
+    auto gathered = read_gathered(payloads, waited_s, staging.string());
+    fs::remove_all(staging, ec);
+    if (!gathered) return gathered.status();
+    JudgedFleet out{judge_fleet(gathered->nodes), std::move(gathered).value()};
+    return out;
 }
 
 }  // namespace trainrig::fleet

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,8 +15,13 @@
 #include "core/status.h"
 #include "fleet/fleet_judge.h"
 #include "fleet/node_input.h"
+#include "train/communicator.h"
 
 namespace trainrig::fleet {
+
+// This rank's place in the MPI job. srun without an MPI plugin starts tasks that each see a
+// fleet of one: said, not run as N fleets of one.
+Result<std::unique_ptr<train::Communicator>> join_fleet();
 
 // What a rank sends: its report's files (report.json, raw/snapshot.json), or why it has none.
 std::string encode_node_payload(const std::map<std::string, std::string>& files,
@@ -31,6 +37,15 @@ struct GatheredFleet {
 // `staging` is an empty folder the nodes are read back from.
 Result<GatheredFleet> read_gathered(const std::vector<std::optional<std::string>>& payloads,
                                     double waited_s, const std::string& staging);
+
+struct JudgedFleet {
+    FleetResult result;
+    GatheredFleet gathered;
+};
+// Rank 0: every rank's payload read back (through a staging folder in the temp directory, removed
+// afterwards) and judged as `fleet judge` judges.
+Result<JudgedFleet> judge_payloads(const std::vector<std::optional<std::string>>& payloads,
+                                   double waited_s);
 
 // The fleet report's files: fleet-report.json/md/html and the nodes' own.
 std::map<std::string, std::string> fleet_report_files(const fleet::FleetResult& result,

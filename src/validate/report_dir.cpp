@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 #include <set>
 
 #include "core/sha256.h"
 #include "core/text.h"
 #include "core/user_file.h"
+#include "core/utc_time.h"
 
 namespace trainrig::validate {
 
@@ -131,6 +133,15 @@ Result<VerifyResult> verify_report_dir(const fs::path& dir) {
     }
     if (ec) return Status{Errc::kIo, fmt::format("cannot list {}: {}", dir.string(), ec.message())};
     return out;
+}
+
+std::string fresh_dir_name(const std::string& prefix) {
+    const std::string base = fmt::format("{}-{}", prefix, utc_iso8601(std::time(nullptr), true));
+    std::string dir = base;
+    std::error_code ec;
+    for (int n = 2; std::filesystem::exists(std::filesystem::symlink_status(dir, ec)); ++n)
+        dir = fmt::format("{}-{}", base, n);
+    return dir;
 }
 
 }  // namespace trainrig::validate

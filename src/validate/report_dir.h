@@ -13,6 +13,10 @@
 
 namespace trainrig::validate {
 
+// PREFIX-UTCTIME ("trainrig-report-node07-20261207T101500Z"), with -2, -3 ... when runs in the
+// same second would collide: a report directory's default name.
+std::string fresh_dir_name(const std::string& prefix);
+
 // `files`: relative path -> content. The directory must not exist yet.
 Status write_report_dir(const std::filesystem::path& dir,
                         const std::map<std::string, std::string>& files);

@@ -152,7 +152,7 @@ Status fill_uniform(void* data, bench::GemmDtype d, size_t n, uint32_t seed, cud
 Status widen_to_float(const void* data, bench::GemmDtype d, bool input, size_t n, float* out,
                       cudaStream_t stream) {
     const unsigned g = grid_for(n);
-    // Outputs: fp8 matmuls write bf16 (gemm_sweep.h); the others write their input type.
+    // Outputs: fp8 matmuls write bf16 (gemm_types.h); the others write their input type.
     const bench::GemmDtype t =
         !input && d == bench::GemmDtype::kFp8E4m3 ? bench::GemmDtype::kBf16 : d;
     switch (t) {

@@ -10,7 +10,7 @@
 
 #include "core/status.h"
 #include "measure/collective_math.h"
-#include "measure/gemm_sweep.h"
+#include "measure/gemm_types.h"
 
 namespace trainrig::cuda {
 

@@ -9,7 +9,7 @@
 
 #include "core/status.h"
 #include "cuda/device_memory.h"
-#include "measure/gemm_sweep.h"
+#include "measure/gemm_types.h"
 
 namespace trainrig::cuda {
 

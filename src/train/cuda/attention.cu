@@ -95,6 +95,17 @@ struct Dims {
                   "regions must keep wmma's 32-byte alignment");
 };
 
+// A kernel's dynamic shared memory as Dims lays it out: the warps' fp32 regions (warp_f floats
+// each) first, then bf16 tiles of kTileElems one after another.
+template <int HS>
+struct Carve {
+    float* f;
+    bf16* tiles;
+    __device__ Carve(unsigned char* smem, int warp_f)
+        : f(reinterpret_cast<float*>(smem)), tiles(reinterpret_cast<bf16*>(f + kWarps * warp_f)) {}
+    __device__ bf16* tile(int i) const { return tiles + i * Dims<HS>::kTileElems; }
+};
+
 // Blocks per SM the register allocation is sized for. Backward: two, all that the ~80-90 KiB of
 // shared memory per block allows anyway up to HS = 64; at 128 a block takes 111-111.5 KiB, two
 // of which fit an H100's SM and one an A100's. Forward: three up to HS = 64 (54 KiB each), which
@@ -173,6 +184,42 @@ __device__ void mma_abt(FragAcc& acc, const bf16* a, int lda, const bf16* b, int
     }
 }
 
+// A warp's 16 × 64 score tile rows·tileᵀ, stored fp32 to dst at stride kLdS: rows are the warp's
+// 16 rows of one operand, tile all 64 rows of the other, both HS wide at stride kLdH.
+template <int HS>
+__device__ void score_tile(float* dst, const bf16* rows, const bf16* tile) {
+    using D = Dims<HS>;
+#pragma unroll
+    for (int j = 0; j < kTile / kFrag; ++j) {
+        FragAcc acc;
+        mma_abt<HS>(acc, rows, D::kLdH, tile + j * kFrag * D::kLdH, D::kLdH);
+        wmma::store_matrix_sync(dst + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
+    }
+}
+
+// Writes a warp's HS-wide accumulators, times `scale`, as bf16 rows r0..r0+15 of dst (stride ld),
+// staged through its fp32 region `stage`. The caller has ordered its reads of `stage` before.
+template <int HS>
+__device__ void store_gradient(FragAcc (&acc)[HS / kFrag], float scale, float* stage, bf16* dst,
+                               size_t ld, int r0, int T, int lane, bool vec) {
+#pragma unroll
+    for (int j = 0; j < HS / kFrag; ++j) {
+#pragma unroll
+        for (int i = 0; i < acc[j].num_elements; ++i) acc[j].x[i] *= scale;
+        wmma::store_matrix_sync(stage + j * kFrag, acc[j], Dims<HS>::kLdO, wmma::mem_row_major);
+    }
+    __syncwarp();
+    store_rows<HS>(dst, ld, r0, T, stage, lane, vec);
+}
+
+// A warp's 16 × 64 bf16 tile (stride kLdP) as the A fragments of a product over its 64 columns.
+template <int HS>
+__device__ void row_fragments(FragA (&a)[kTile / kFrag], const bf16* tile) {
+#pragma unroll
+    for (int kk = 0; kk < kTile / kFrag; ++kk)
+        wmma::load_matrix_sync(a[kk], tile + kk * kFrag, Dims<HS>::kLdP);
+}
+
 // Where a batch row's heads lie in qkv: a row is [q: NH·HS | k: KVH·HS | v: KVH·HS], so its
 // stride is (NH + 2·KVH)·HS, K starts at NH·HS and V at (NH + KVH)·HS. out, dout and the q part
 // are C = NH·HS wide. With KVH = NH this is GPT-2's [q | k | v] of 3C.
@@ -189,36 +236,85 @@ struct Rows {
           voff(static_cast<size_t>(NH + KVH) * HS) {}
 };
 
+// Where this thread works in its block: warp w owns tile rows 16w..16w+15, two lanes share a
+// row, and lane `half` takes the columns 2c + half.
+struct Lane {
+    int warp, lane, row, half;
+    __device__ Lane()
+        : warp(static_cast<int>(threadIdx.x) / 32),
+          lane(static_cast<int>(threadIdx.x) % 32),
+          row(lane / 2),
+          half(lane % 2) {}
+    // The first of this warp's rows in the tile that starts at r0.
+    __device__ int first(int r0) const { return r0 + warp * kFrag; }
+};
+
+// A forward or dQ block: batch·head blockIdx.x, query tile gridDim.y - 1 - blockIdx.y (the
+// longest rows start first); the head's Q, K and V in batch row b of qkv, and this lane's query.
+template <int HS>
+struct QueryBlock : Rows<HS> {
+    int bh, b, h, qt, q0, t;
+    size_t hoff;  // the head's first column in q, out and dout
+    const bf16* q;
+    const bf16* k;
+    const bf16* v;
+    __device__ QueryBlock(const bf16* qkv, int T, int NH, int KVH, const Lane& me)
+        : Rows<HS>(NH, KVH),
+          bh(static_cast<int>(blockIdx.x)),
+          b(bh / NH),
+          h(bh % NH),
+          qt(static_cast<int>(gridDim.y - 1 - blockIdx.y)),
+          q0(qt * kTile),
+          t(me.first(q0) + me.row),
+          hoff(static_cast<size_t>(h) * HS) {
+        const bf16* base = qkv + static_cast<size_t>(b) * T * this->ld;
+        const size_t kv = static_cast<size_t>(h / (NH / KVH)) * HS;  // its key/value head
+        q = base + hoff;
+        k = base + this->koff + kv;
+        v = base + this->voff + kv;
+    }
+};
+
+// A dK/dV block: batch·key/value head blockIdx.x and key tile blockIdx.y (tile 0 meets the most
+// queries and starts first); the head's K and V in batch row b of qkv, and this lane's key.
+template <int HS>
+struct KeyBlock : Rows<HS> {
+    int b, g, kt, k0, key;
+    size_t kv;  // the key/value head's first column in K and in V
+    const bf16* base;
+    const bf16* k;
+    const bf16* v;
+    __device__ KeyBlock(const bf16* qkv, int T, int NH, int KVH, const Lane& me)
+        : Rows<HS>(NH, KVH),
+          b(static_cast<int>(blockIdx.x) / KVH),
+          g(static_cast<int>(blockIdx.x) % KVH),
+          kt(static_cast<int>(blockIdx.y)),
+          k0(kt * kTile),
+          key(me.first(k0) + me.row),
+          kv(static_cast<size_t>(g) * HS),
+          base(qkv + static_cast<size_t>(b) * T * this->ld),
+          k(base + this->koff + kv),
+          v(base + this->voff + kv) {}
+};
+
 template <int HS>
 __global__ void __launch_bounds__(kThreads, kFwdMinBlocks<HS>)
     attention_forward_kernel(bf16* out, float* lse, const bf16* qkv, int T, int NH, int KVH,
                              float scale_log2, bool vec) {
     using D = Dims<HS>;
     TRAINRIG_DYNAMIC_SHARED(unsigned char, smem);
-    float* sF = reinterpret_cast<float*>(smem);
-    bf16* sQ = reinterpret_cast<bf16*>(sF + kWarps * D::kFwdWarpF);
-    bf16* sK = sQ + D::kTileElems;
-    bf16* sV = sK + D::kTileElems;
-    bf16* sP = sV + D::kTileElems;
+    const Carve<HS> sm(smem, D::kFwdWarpF);
+    float* sF = sm.f;
+    bf16 *sQ = sm.tile(0), *sK = sm.tile(1), *sV = sm.tile(2), *sP = sm.tile(3);
 
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int row = lane / 2, half = lane % 2;
-    const int bh = blockIdx.x, b = bh / NH, h = bh % NH;
-    const int qt = gridDim.y - 1 - blockIdx.y;  // the longest rows start first
-    const int q0 = qt * kTile;
-    const int t = q0 + warp * kFrag + row;  // this lane's query
-    const Rows<HS> r(NH, KVH);
-    const int C = r.C;
-    const size_t ld = r.ld;
-    const size_t kv = static_cast<size_t>(h / (NH / KVH)) * HS;  // this head's key/value head
-    const bf16* base = qkv + static_cast<size_t>(b) * T * ld;
-    const bf16* q = base + static_cast<size_t>(h) * HS;
-    const bf16* k = base + r.koff + kv;
-    const bf16* v = base + r.voff + kv;
-    float* sS = sF + warp * D::kFwdWarpF;  // this warp's scores, then its P·V
-    bf16* sPw = sP + warp * kFrag * D::kLdP;
+    const Lane me;
+    const QueryBlock<HS> at(qkv, T, NH, KVH, me);
+    const int row = me.row, half = me.half, qt = at.qt, t = at.t;
+    const size_t ld = at.ld;
+    float* sS = sF + me.warp * D::kFwdWarpF;  // this warp's scores, then its P·V
+    bf16* sPw = sP + me.warp * kFrag * D::kLdP;
 
-    load_tile<HS>(sQ, q, ld, q0, T, vec);  // published by the first barrier in the loop
+    load_tile<HS>(sQ, at.q, ld, at.q0, T, vec);  // published by the first barrier in the loop
 
     float o[HS / 2];
 #pragma unroll
@@ -228,17 +324,11 @@ __global__ void __launch_bounds__(kThreads, kFwdMinBlocks<HS>)
     for (int kt = 0; kt <= qt; ++kt) {
         const int k0 = kt * kTile;
         __syncthreads();  // every warp is done with the previous K and V
-        load_tile<HS>(sK, k, ld, k0, T, vec);
-        load_tile<HS>(sV, v, ld, k0, T, vec);
+        load_tile<HS>(sK, at.k, ld, k0, T, vec);
+        load_tile<HS>(sV, at.v, ld, k0, T, vec);
         __syncthreads();
 
-#pragma unroll
-        for (int j = 0; j < kTile / kFrag; ++j) {
-            FragAcc acc;
-            mma_abt<HS>(acc, sQ + warp * kFrag * D::kLdH, D::kLdH, sK + j * kFrag * D::kLdH,
-                        D::kLdH);
-            wmma::store_matrix_sync(sS + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
-        }
+        score_tile<HS>(sS, sQ + me.warp * kFrag * D::kLdH, sK);
         __syncwarp();
 
         // Keys k0 + col ≤ t are visible. k0 ≤ q0 ≤ t, so every row has a visible key in every
@@ -268,9 +358,8 @@ __global__ void __launch_bounds__(kThreads, kFwdMinBlocks<HS>)
         __syncwarp();  // P is complete, and the reads of S are done before P·V overwrites it
 
         FragA pf[kTile / kFrag];
-#pragma unroll
-        for (int kk = 0; kk < kTile / kFrag; ++kk)
-            wmma::load_matrix_sync(pf[kk], sPw + kk * kFrag, D::kLdP);
+
+        row_fragments<HS>(pf, sPw);
 #pragma unroll
         for (int j = 0; j < HS / kFrag; ++j) {
             FragAcc acc;
@@ -294,9 +383,9 @@ __global__ void __launch_bounds__(kThreads, kFwdMinBlocks<HS>)
 #pragma unroll
     for (int c = 0; c < HS / 2; ++c) sS[row * D::kLdO + 2 * c + half] = o[c] * inv;
     __syncwarp();
-    store_rows<HS>(out + static_cast<size_t>(b) * T * C + static_cast<size_t>(h) * HS, C,
-                   q0 + warp * kFrag, T, sS, lane, vec);
-    if (half == 0 && t < T) lse[static_cast<size_t>(bh) * T + t] = (m + log2f(l)) * kLn2;
+    store_rows<HS>(out + static_cast<size_t>(at.b) * T * at.C + at.hoff, at.C, me.first(at.q0), T,
+                   sS, me.lane, vec);
+    if (half == 0 && t < T) lse[static_cast<size_t>(at.bh) * T + t] = (m + log2f(l)) * kLn2;
 }
 
 template <int HS>
@@ -306,44 +395,30 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
                                  float scale, float scale_log2, bool vec) {
     using D = Dims<HS>;
     TRAINRIG_DYNAMIC_SHARED(unsigned char, smem);
-    float* sF = reinterpret_cast<float*>(smem);
-    bf16* sQ = reinterpret_cast<bf16*>(sF + kWarps * D::kBwdWarpF);
-    bf16* sdO = sQ + D::kTileElems;
-    bf16* sK = sdO + D::kTileElems;
-    bf16* sV = sK + D::kTileElems;
-    bf16* sDS = sV + D::kTileElems;
+    const Carve<HS> sm(smem, D::kBwdWarpF);
+    float* sF = sm.f;
+    bf16 *sQ = sm.tile(0), *sdO = sm.tile(1), *sK = sm.tile(2), *sV = sm.tile(3), *sDS = sm.tile(4);
 
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int row = lane / 2, half = lane % 2;
-    const int bh = blockIdx.x, b = bh / NH, h = bh % NH;
-    const int qt = gridDim.y - 1 - blockIdx.y;  // the longest rows start first
-    const int q0 = qt * kTile;
-    const int t = q0 + warp * kFrag + row;  // this lane's query
-    const Rows<HS> r(NH, KVH);
-    const int C = r.C;
-    const size_t ld = r.ld;
-    const size_t hoff = static_cast<size_t>(h) * HS;
-    const size_t kv = static_cast<size_t>(h / (NH / KVH)) * HS;  // this head's key/value head
-    const bf16* base = qkv + static_cast<size_t>(b) * T * ld;
-    const bf16* q = base + hoff;
-    const bf16* k = base + r.koff + kv;
-    const bf16* v = base + r.voff + kv;
-    const bf16* dO = dout + static_cast<size_t>(b) * T * C + hoff;
-    const bf16* O = out + static_cast<size_t>(b) * T * C + hoff;
-    float* sS = sF + warp * D::kBwdWarpF;  // this warp's S, then its dQ rows
+    const Lane me;
+    const QueryBlock<HS> at(qkv, T, NH, KVH, me);
+    const int row = me.row, half = me.half, qt = at.qt, t = at.t, C = at.C;
+    const size_t ld = at.ld;
+    const bf16* dO = dout + static_cast<size_t>(at.b) * T * C + at.hoff;
+    const bf16* O = out + static_cast<size_t>(at.b) * T * C + at.hoff;
+    float* sS = sF + me.warp * D::kBwdWarpF;  // this warp's S, then its dQ rows
     float* sdP = sS + D::kScoreF;
-    bf16* sDSw = sDS + warp * kFrag * D::kLdP;
-    const bf16* sQw = sQ + warp * kFrag * D::kLdH;
-    const bf16* sdOw = sdO + warp * kFrag * D::kLdH;
+    bf16* sDSw = sDS + me.warp * kFrag * D::kLdP;
+    const bf16* sQw = sQ + me.warp * kFrag * D::kLdH;
+    const bf16* sdOw = sdO + me.warp * kFrag * D::kLdH;
 
-    load_tile<HS>(sQ, q, ld, q0, T, vec);
-    load_tile<HS>(sdO, dO, C, q0, T, vec);
+    load_tile<HS>(sQ, at.q, ld, at.q0, T, vec);
+    load_tile<HS>(sdO, dO, C, at.q0, T, vec);
     __syncthreads();
 
     // D_t = dO_t · O_t, from the same bf16 values the loss saw; the dK/dV kernel reads it back.
     float lse2 = 0.f, Dt = 0.f;
     if (t < T) {
-        lse2 = lse[static_cast<size_t>(bh) * T + t] * kLog2e;
+        lse2 = lse[static_cast<size_t>(at.bh) * T + t] * kLog2e;
         for (int c = 0; c < HS / 2; ++c) {
             const int d = 2 * c + half;
             Dt += __bfloat162float(sdOw[row * D::kLdH + d]) *
@@ -351,7 +426,7 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
         }
     }
     Dt += __shfl_xor_sync(0xffffffffu, Dt, 1);
-    if (half == 0 && t < T) dsum[static_cast<size_t>(bh) * T + t] = Dt;
+    if (half == 0 && t < T) dsum[static_cast<size_t>(at.bh) * T + t] = Dt;
 
     FragAcc dq[HS / kFrag];
 #pragma unroll
@@ -360,18 +435,12 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
     for (int kt = 0; kt <= qt; ++kt) {
         const int k0 = kt * kTile;
         __syncthreads();  // every warp is done with the previous K and V
-        load_tile<HS>(sK, k, ld, k0, T, vec);
-        load_tile<HS>(sV, v, ld, k0, T, vec);
+        load_tile<HS>(sK, at.k, ld, k0, T, vec);
+        load_tile<HS>(sV, at.v, ld, k0, T, vec);
         __syncthreads();
 
-#pragma unroll
-        for (int j = 0; j < kTile / kFrag; ++j) {
-            FragAcc acc;
-            mma_abt<HS>(acc, sQw, D::kLdH, sK + j * kFrag * D::kLdH, D::kLdH);
-            wmma::store_matrix_sync(sS + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
-            mma_abt<HS>(acc, sdOw, D::kLdH, sV + j * kFrag * D::kLdH, D::kLdH);
-            wmma::store_matrix_sync(sdP + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
-        }
+        score_tile<HS>(sS, sQw, sK);    // S = Q·Kᵀ
+        score_tile<HS>(sdP, sdOw, sV);  // dP = dO·Vᵀ
         __syncwarp();
 
         // Masked entries (key after the query, or a padding row) get dS = 0 without evaluating
@@ -389,9 +458,8 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
         __syncwarp();
 
         FragA af[kTile / kFrag];
-#pragma unroll
-        for (int kk = 0; kk < kTile / kFrag; ++kk)
-            wmma::load_matrix_sync(af[kk], sDSw + kk * kFrag, D::kLdP);
+
+        row_fragments<HS>(af, sDSw);
 #pragma unroll
         for (int j = 0; j < HS / kFrag; ++j) {
 #pragma unroll
@@ -404,15 +472,8 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
     }
 
     // The last __syncwarp above ordered this warp's reads of S and dP before these stores.
-#pragma unroll
-    for (int j = 0; j < HS / kFrag; ++j) {
-#pragma unroll
-        for (int i = 0; i < dq[j].num_elements; ++i) dq[j].x[i] *= scale;
-        wmma::store_matrix_sync(sS + j * kFrag, dq[j], D::kLdO, wmma::mem_row_major);
-    }
-    __syncwarp();
-    store_rows<HS>(dqkv + static_cast<size_t>(b) * T * ld + hoff, ld, q0 + warp * kFrag, T, sS,
-                   lane, vec);
+    store_gradient<HS>(dq, scale, sS, dqkv + static_cast<size_t>(at.b) * T * ld + at.hoff, ld,
+                       me.first(at.q0), T, me.lane, vec);
 }
 
 template <int HS>
@@ -422,38 +483,27 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
                                   float scale_log2, bool vec) {
     using D = Dims<HS>;
     TRAINRIG_DYNAMIC_SHARED(unsigned char, smem);
-    float* sF = reinterpret_cast<float*>(smem);
-    bf16* sK = reinterpret_cast<bf16*>(sF + kWarps * D::kBwdWarpF);
-    bf16* sV = sK + D::kTileElems;
-    bf16* sQ = sV + D::kTileElems;
-    bf16* sdO = sQ + D::kTileElems;
-    bf16* sPT = sdO + D::kTileElems;                         // Pᵀ, then dSᵀ in the same place
+    const Carve<HS> sm(smem, D::kBwdWarpF);
+    float* sF = sm.f;
+    bf16 *sK = sm.tile(0), *sV = sm.tile(1), *sQ = sm.tile(2), *sdO = sm.tile(3);
+    bf16* sPT = sm.tile(4);                                  // Pᵀ, then dSᵀ in the same place
     float* sL = reinterpret_cast<float*>(sPT + D::kPElems);  // lse·log2(e) per query
     float* sD = sL + kTile;                                  // D per query
 
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int row = lane / 2, half = lane % 2;
-    const int bg = blockIdx.x, b = bg / KVH, g = bg % KVH;  // batch, key/value head
-    const int group = NH / KVH;                             // query heads sharing it
-    const int kt = blockIdx.y;  // key tile 0 meets the most queries and starts first
-    const int k0 = kt * kTile;
-    const int nt = gridDim.y;
-    const int key = k0 + warp * kFrag + row;  // this lane's key
-    const Rows<HS> r(NH, KVH);
-    const int C = r.C;
-    const size_t ld = r.ld;
-    const size_t kv = static_cast<size_t>(g) * HS;
-    const bf16* base = qkv + static_cast<size_t>(b) * T * ld;
-    const bf16* k = base + r.koff + kv;
-    const bf16* v = base + r.voff + kv;
-    float* sS = sF + warp * D::kBwdWarpF;  // this warp's Sᵀ, then its dK and dV rows
+    const Lane me;
+    const KeyBlock<HS> at(qkv, T, NH, KVH, me);
+    const int row = me.row, half = me.half, b = at.b, kt = at.kt, key = at.key, C = at.C;
+    const int group = NH / KVH;  // query heads sharing this key/value head
+    const int nt = static_cast<int>(gridDim.y);
+    const size_t ld = at.ld;
+    float* sS = sF + me.warp * D::kBwdWarpF;  // this warp's Sᵀ, then its dK and dV rows
     float* sdP = sS + D::kScoreF;
-    bf16* sPTw = sPT + warp * kFrag * D::kLdP;
-    const bf16* sKw = sK + warp * kFrag * D::kLdH;
-    const bf16* sVw = sV + warp * kFrag * D::kLdH;
+    bf16* sPTw = sPT + me.warp * kFrag * D::kLdP;
+    const bf16* sKw = sK + me.warp * kFrag * D::kLdH;
+    const bf16* sVw = sV + me.warp * kFrag * D::kLdH;
 
-    load_tile<HS>(sK, k, ld, k0, T, vec);  // published by the first barrier in the loop
-    load_tile<HS>(sV, v, ld, k0, T, vec);
+    load_tile<HS>(sK, at.k, ld, at.k0, T, vec);  // published by the first barrier in the loop
+    load_tile<HS>(sV, at.v, ld, at.k0, T, vec);
 
     FragAcc dk[HS / kFrag], dv[HS / kFrag];
 #pragma unroll
@@ -467,12 +517,12 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
     // every key here: all masked.
     const int span = nt - kt;
     for (int it = 0; it < group * span; ++it) {
-        const int h = g * group + it / span;
+        const int h = at.g * group + it / span;
         const int q0 = (kt + it % span) * kTile;
         const size_t hoff = static_cast<size_t>(h) * HS;
         const size_t bh = static_cast<size_t>(b) * NH + h;
         __syncthreads();  // every warp is done with the previous Q, dO, lse and D
-        load_tile<HS>(sQ, base + hoff, ld, q0, T, vec);
+        load_tile<HS>(sQ, at.base + hoff, ld, q0, T, vec);
         load_tile<HS>(sdO, dout + static_cast<size_t>(b) * T * C + hoff, C, q0, T, vec);
         for (int i = threadIdx.x; i < kTile; i += kThreads) {
             const bool in = q0 + i < T;
@@ -481,14 +531,8 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
         }
         __syncthreads();
 
-#pragma unroll
-        for (int j = 0; j < kTile / kFrag; ++j) {
-            FragAcc acc;
-            mma_abt<HS>(acc, sKw, D::kLdH, sQ + j * kFrag * D::kLdH, D::kLdH);
-            wmma::store_matrix_sync(sS + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
-            mma_abt<HS>(acc, sVw, D::kLdH, sdO + j * kFrag * D::kLdH, D::kLdH);
-            wmma::store_matrix_sync(sdP + j * kFrag, acc, D::kLdS, wmma::mem_row_major);
-        }
+        score_tile<HS>(sS, sKw, sQ);    // Sᵀ = K·Qᵀ
+        score_tile<HS>(sdP, sVw, sdO);  // dPᵀ = V·dOᵀ
         __syncwarp();
 
         // Row `row` of this warp's tiles is key `key`, column col is query q0 + col; visible
@@ -512,9 +556,7 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
             }
             __syncwarp();
             FragA a[kTile / kFrag];
-#pragma unroll
-            for (int kk = 0; kk < kTile / kFrag; ++kk)
-                wmma::load_matrix_sync(a[kk], sPTw + kk * kFrag, D::kLdP);
+            row_fragments<HS>(a, sPTw);
             __syncwarp();  // every lane has its fragments before the tile is written again
             const bf16* rhs = pass == 0 ? sdO : sQ;  // dV += Pᵀ·dO, dK += dSᵀ·Q
 #pragma unroll
@@ -523,8 +565,7 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
                 for (int kk = 0; kk < kTile / kFrag; ++kk) {
                     FragBRow fb;
                     wmma::load_matrix_sync(fb, rhs + kk * kFrag * D::kLdH + j * kFrag, D::kLdH);
-                    wmma::mma_sync(pass == 0 ? dv[j] : dk[j], a[kk], fb,
-                                   pass == 0 ? dv[j] : dk[j]);
+                    wmma::mma_sync(pass == 0 ? dv[j] : dk[j], a[kk], fb, pass == 0 ? dv[j] : dk[j]);
                 }
             }
         }
@@ -533,20 +574,9 @@ __global__ void __launch_bounds__(kThreads, kBwdMinBlocks)
     // kt < nt and group ≥ 1, so the loop ran and its last __syncwarp ordered the reads of Sᵀ and
     // dPᵀ before these stores.
     bf16* dst = dqkv + static_cast<size_t>(b) * T * ld;
-#pragma unroll
-    for (int j = 0; j < HS / kFrag; ++j) {
-#pragma unroll
-        for (int i = 0; i < dk[j].num_elements; ++i) dk[j].x[i] *= scale;
-        wmma::store_matrix_sync(sS + j * kFrag, dk[j], D::kLdO, wmma::mem_row_major);
-    }
-    __syncwarp();
-    store_rows<HS>(dst + r.koff + kv, ld, k0 + warp * kFrag, T, sS, lane, vec);
+    store_gradient<HS>(dk, scale, sS, dst + at.koff + at.kv, ld, me.first(at.k0), T, me.lane, vec);
     __syncwarp();  // the dK rows are read before dV overwrites them
-#pragma unroll
-    for (int j = 0; j < HS / kFrag; ++j)
-        wmma::store_matrix_sync(sS + j * kFrag, dv[j], D::kLdO, wmma::mem_row_major);
-    __syncwarp();
-    store_rows<HS>(dst + r.voff + kv, ld, k0 + warp * kFrag, T, sS, lane, vec);
+    store_gradient<HS>(dv, 1.f, sS, dst + at.voff + at.kv, ld, me.first(at.k0), T, me.lane, vec);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }

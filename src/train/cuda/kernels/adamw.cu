@@ -1,6 +1,7 @@
 // AdamW on one tensor: fp32 master weights and moments updated in place, the bf16 compute copy
 // rewritten from the new master weights.
 #include "cuda/launch.h"
+#include "train/cuda/kernels/grid_stride.cuh"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
@@ -16,8 +17,7 @@ __global__ void __launch_bounds__(kThreads)
     adamw_kernel(float* master, bf16* params, const float* grad, float* m, float* v, size_t n,
                  float lr, float beta1, float beta2, float c1, float c2, float eps, float wd,
                  float clip) {
-    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-         i += size_t{gridDim.x} * blockDim.x) {
+    for (size_t i = grid_thread(); i < n; i += grid_threads()) {
         const float g = grad[i] * clip;
         const float mi = beta1 * m[i] + (1.0f - beta1) * g;
         const float vi = beta2 * v[i] + (1.0f - beta2) * g * g;

@@ -60,4 +60,27 @@ __device__ inline void store(bf16* p, const float (&f)[kVec]) {
     }
 }
 
+// The mean of f(x) over a row of C values, by one full warp (lane takes the vectors at
+// lane·kVec, stepping 32·kVec; kVec = 8 needs C % 8 == 0 and x 16-byte aligned), in every lane
+// and added in the same order in each run.
+template <int kVec, class F>
+__device__ inline float row_mean(const bf16* x, int C, int lane, F f) {
+    float sum = 0.0f;
+    for (int c = lane * kVec; c < C; c += 32 * kVec) {
+        float xv[kVec];
+        load(xv, x + c);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) sum += f(xv[k]);
+    }
+    return warp_sum(sum) / static_cast<float>(C);
+}
+
+// An elementwise kernel's file takes all it uses from here with one
+// `using namespace vec::elementwise;`.
+namespace elementwise {
+using vec::aligned16;
+using vec::load;
+using vec::store;
+}  // namespace elementwise
+
 }  // namespace trainrig::train::cuda::vec

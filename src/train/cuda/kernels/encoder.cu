@@ -5,16 +5,13 @@
 
 #include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
+#include "train/cuda/kernels/grid_stride.cuh"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
 namespace {
 
-using vec::aligned16;
-using vec::load;
-using vec::store;
-using vec::elementwise::blocks_for;
-using vec::elementwise::kThreads;
+using namespace vec::elementwise;
 
 // Each thread handles kVec consecutive channels of one row; kVec = 8 needs C % 8 == 0 (so a
 // vector never straddles two rows) and 16-byte aligned tables.
@@ -22,9 +19,8 @@ template <int kVec>
 __global__ void __launch_bounds__(kThreads)
     encoder_forward_kernel(bf16* out, const uint32_t* tokens, const bf16* wte, const bf16* wpe,
                            int T, int C, size_t total) {
-    const size_t stride = size_t{gridDim.x} * blockDim.x * kVec;
-    for (size_t i = (blockIdx.x * size_t{blockDim.x} + threadIdx.x) * kVec; i < total;
-         i += stride) {
+    const size_t stride = grid_threads() * kVec;
+    for (size_t i = grid_thread() * kVec; i < total; i += stride) {
         const size_t row = i / static_cast<size_t>(C);
         const size_t c = i - row * static_cast<size_t>(C);
         const size_t t = row % static_cast<size_t>(T);
@@ -45,8 +41,7 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     encoder_wpe_backward_kernel(float* dwpe, const float* dout, int B, int T, int C) {
     const size_t tc = static_cast<size_t>(T) * C;
-    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < tc;
-         i += size_t{gridDim.x} * blockDim.x) {
+    for (size_t i = grid_thread(); i < tc; i += grid_threads()) {
         float acc = dwpe[i];
         for (int b = 0; b < B; ++b) acc += dout[static_cast<size_t>(b) * tc + i];
         dwpe[i] = acc;
@@ -61,8 +56,7 @@ __global__ void __launch_bounds__(kThreads)
     encoder_wte_backward_kernel(float* dwte, const float* dout, const uint32_t* tokens,
                                 const uint32_t* order, size_t N, int C) {
     const size_t total = N * static_cast<size_t>(C);
-    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < total;
-         i += size_t{gridDim.x} * blockDim.x) {
+    for (size_t i = grid_thread(); i < total; i += grid_threads()) {
         const size_t j = i / static_cast<size_t>(C);
         const size_t c = i - j * static_cast<size_t>(C);
         const uint32_t token = tokens[order[j]];

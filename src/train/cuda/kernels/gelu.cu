@@ -3,16 +3,13 @@
 
 #include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
+#include "train/cuda/kernels/grid_stride.cuh"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
 namespace {
 
-using vec::aligned16;
-using vec::load;
-using vec::store;
-using vec::elementwise::blocks_for;
-using vec::elementwise::kThreads;
+using namespace vec::elementwise;
 
 constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2 / pi)
 constexpr float kGeluCube = 0.044715f;
@@ -34,8 +31,8 @@ __device__ float gelu_grad(float x) {
 template <int kVec>
 __global__ void __launch_bounds__(kThreads)
     gelu_forward_kernel(bf16* out, const bf16* inp, size_t n) {
-    const size_t tid = blockIdx.x * size_t{blockDim.x} + threadIdx.x;
-    const size_t stride = size_t{gridDim.x} * blockDim.x;
+    const size_t tid = grid_thread();
+    const size_t stride = grid_threads();
     const size_t nvec = n / kVec;
     for (size_t v = tid; v < nvec; v += stride) {
         float x[kVec];
@@ -51,8 +48,8 @@ __global__ void __launch_bounds__(kThreads)
 template <int kVec>
 __global__ void __launch_bounds__(kThreads)
     gelu_backward_kernel(bf16* dinp, const bf16* inp, const bf16* dout, size_t n) {
-    const size_t tid = blockIdx.x * size_t{blockDim.x} + threadIdx.x;
-    const size_t stride = size_t{gridDim.x} * blockDim.x;
+    const size_t tid = grid_thread();
+    const size_t stride = grid_threads();
     const size_t nvec = n / kVec;
     for (size_t v = tid; v < nvec; v += stride) {
         float x[kVec], d[kVec];

@@ -10,10 +10,7 @@
 namespace trainrig::train::cuda {
 namespace {
 
-using vec::aligned16;
-using vec::load;
-using vec::store;
-using vec::warp_sum;
+using namespace vec;  // bf16_vector.cuh: loads, stores, warp and row sums
 
 constexpr float kEps = 1e-5f;
 constexpr int kFwdWarps = 8;
@@ -34,23 +31,8 @@ __global__ void __launch_bounds__(kFwdWarps * 32)
     if (row >= static_cast<size_t>(N)) return;  // whole warp: the shuffles below stay full
     const bf16* x = inp + row * C;
 
-    float sum = 0.0f;
-    for (int c = lane * kVec; c < C; c += 32 * kVec) {
-        float xv[kVec];
-        load(xv, x + c);
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) sum += xv[k];
-    }
-    const float m = warp_sum(sum) / static_cast<float>(C);
-
-    float sq = 0.0f;
-    for (int c = lane * kVec; c < C; c += 32 * kVec) {
-        float xv[kVec];
-        load(xv, x + c);
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) sq += (xv[k] - m) * (xv[k] - m);
-    }
-    const float var = warp_sum(sq) / static_cast<float>(C);
+    const float m = row_mean<kVec>(x, C, lane, [](float v) { return v; });
+    const float var = row_mean<kVec>(x, C, lane, [m](float v) { return (v - m) * (v - m); });
     const float s = 1.0f / sqrtf(var + kEps);
 
     bf16* o = out + row * C;

@@ -1,6 +1,7 @@
 // Whole-buffer reductions and casts over the parameter-sized fp32 buffers: Σ x² for the
 // gradient norm, and fp32 → bf16.
 #include "cuda/launch.h"
+#include "train/cuda/kernels/grid_stride.cuh"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
@@ -18,8 +19,7 @@ __global__ void __launch_bounds__(kThreads)
     sum_squares_kernel(double* partial, const float* x, size_t n) {
     __shared__ double warp_sums[kWarps];
     double s = 0.0;
-    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-         i += size_t{gridDim.x} * blockDim.x) {
+    for (size_t i = grid_thread(); i < n; i += grid_threads()) {
         const double xi = x[i];
         s += xi * xi;
     }
@@ -36,9 +36,7 @@ __global__ void __launch_bounds__(kThreads)
 
 __global__ void __launch_bounds__(kThreads)
     cast_to_bf16_kernel(bf16* out, const float* inp, size_t n) {
-    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-         i += size_t{gridDim.x} * blockDim.x)
-        out[i] = __float2bfloat16(inp[i]);
+    for (size_t i = grid_thread(); i < n; i += grid_threads()) out[i] = __float2bfloat16(inp[i]);
 }
 
 }  // namespace

@@ -11,10 +11,7 @@
 namespace trainrig::train::cuda {
 namespace {
 
-using vec::aligned16;
-using vec::load;
-using vec::store;
-using vec::warp_sum;
+using namespace vec;  // bf16_vector.cuh: loads, stores, warp and row sums
 
 constexpr int kFwdWarps = 8;
 // As layernorm.cu: 2 blocks of 16 warps on each of an H100/H200's 132 SMs.
@@ -32,14 +29,7 @@ __global__ void __launch_bounds__(kFwdWarps * 32)
     if (row >= static_cast<size_t>(N)) return;  // whole warp: the shuffles below stay full
     const bf16* x = inp + row * C;
 
-    float sq = 0.0f;
-    for (int c = lane * kVec; c < C; c += 32 * kVec) {
-        float xv[kVec];
-        load(xv, x + c);
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) sq += xv[k] * xv[k];
-    }
-    const float ms = warp_sum(sq) / static_cast<float>(C);
+    const float ms = row_mean<kVec>(x, C, lane, [](float v) { return v * v; });
     const float s = 1.0f / sqrtf(ms + eps);
 
     bf16* o = out + row * C;

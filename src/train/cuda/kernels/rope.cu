@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cuda/launch.h"
+#include "train/cuda/kernels/grid_stride.cuh"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
@@ -24,8 +25,7 @@ __global__ void __launch_bounds__(kThreads)
                 float sign, size_t total) {
     const int half = hd / 2;
     const size_t per_row = static_cast<size_t>(heads) * half;
-    for (size_t idx = blockIdx.x * size_t{blockDim.x} + threadIdx.x; idx < total;
-         idx += size_t{gridDim.x} * blockDim.x) {
+    for (size_t idx = grid_thread(); idx < total; idx += grid_threads()) {
         const size_t n = idx / per_row;
         const size_t rem = idx - n * per_row;
         const int h = static_cast<int>(rem / half);

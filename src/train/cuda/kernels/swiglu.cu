@@ -6,25 +6,21 @@
 
 #include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
+#include "train/cuda/kernels/grid_stride.cuh"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
 namespace {
 
-using vec::aligned16;
-using vec::load;
-using vec::store;
-using vec::elementwise::blocks_for;
-using vec::elementwise::kThreads;
+using namespace vec::elementwise;
 
 // kVec consecutive channels of one row per step: kVec = 8 needs F % 8 == 0 (a vector never
 // straddles the gate and up halves or two rows) and 16-byte aligned pointers.
 template <int kVec>
 __global__ void __launch_bounds__(kThreads)
     swiglu_forward_kernel(bf16* out, const bf16* fc, int F, size_t total) {
-    const size_t stride = size_t{gridDim.x} * blockDim.x * kVec;
-    for (size_t o = (blockIdx.x * size_t{blockDim.x} + threadIdx.x) * kVec; o < total;
-         o += stride) {
+    const size_t stride = grid_threads() * kVec;
+    for (size_t o = grid_thread() * kVec; o < total; o += stride) {
         const size_t n = o / static_cast<size_t>(F);
         const size_t i = o - n * static_cast<size_t>(F);
         const bf16* gate = fc + n * 2 * static_cast<size_t>(F) + i;
@@ -42,9 +38,8 @@ __global__ void __launch_bounds__(kThreads)
 template <int kVec>
 __global__ void __launch_bounds__(kThreads)
     swiglu_backward_kernel(bf16* dfc, const bf16* fc, const bf16* dout, int F, size_t total) {
-    const size_t stride = size_t{gridDim.x} * blockDim.x * kVec;
-    for (size_t o = (blockIdx.x * size_t{blockDim.x} + threadIdx.x) * kVec; o < total;
-         o += stride) {
+    const size_t stride = grid_threads() * kVec;
+    for (size_t o = grid_thread() * kVec; o < total; o += stride) {
         const size_t n = o / static_cast<size_t>(F);
         const size_t at = n * 2 * static_cast<size_t>(F) + (o - n * static_cast<size_t>(F));
         float g[kVec], u[kVec], d[kVec];

@@ -6,16 +6,19 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 #include "cli/print_error.h"
 #include "cli/shared_options.h"
 #include "commands/commands.h"
+#include "core/local_rank.h"
 #include "core/text.h"
 #include "fleet/fleet_render.h"
 #include "fleet/fleet_validate.h"
 #include "train/communicator.h"
 #include "validate/report_dir.h"
 #include "validate/report_html.h"
+#include "validate/report_path.h"
 #include "validate/report_render.h"
 #include "validate/validate_run.h"
 
@@ -38,7 +41,8 @@ public:
             ->default_str("quick");
         app.add_option("--report", report_,
                        "The report directory to write (default trainrig-report-HOST-UTCTIME); "
-                       "it must not exist yet")
+                       "it must not exist yet. {host}, {rank} and {time} in it are this node's "
+                       "host name, MPI/Slurm rank and start time (UTC)")
             ->type_name("DIR");
         app.add_flag("--no-report", no_report_, "Write no report directory; print the verdict");
         auto* fleet = app.add_option_group(
@@ -50,7 +54,8 @@ public:
         fleet
             ->add_option("--fleet-report", fleet_report_,
                          "The fleet report directory rank 0 writes (default "
-                         "trainrig-fleet-report-UTCTIME); it must not exist yet")
+                         "trainrig-fleet-report-UTCTIME); it must not exist yet; {host} and "
+                         "{time} as in --report")
             ->type_name("DIR");
         fleet
             ->add_option("--fleet-wait", fleet_wait_,
@@ -101,6 +106,12 @@ public:
         if (auto s = validate::check_options(options_); !s.ok()) return print_error(name(), s);
         if (no_report_ && report_)
             return print_error(name(), {Errc::kInvalidInput, "--report and --no-report together"});
+        if (report_)
+            if (auto s = validate::check_report_path(*report_, "--report"); !s.ok())
+                return print_error(name(), s);
+        if (fleet_report_)
+            if (auto s = validate::check_report_path(*fleet_report_, "--fleet-report"); !s.ok())
+                return print_error(name(), s);
         return 0;
     }
 
@@ -110,6 +121,14 @@ public:
             auto c = fleet::join_fleet();
             if (!c) return print_error(name(), c.status());
             comm = std::move(c).value();
+        }
+        facts_.time = std::time(nullptr);
+        if (comm) {
+            facts_.rank = comm->rank();
+        } else {
+            auto rank = world_rank_from_process_env();
+            if (!rank) return print_error(name(), rank.status());
+            facts_.rank = rank->rank.value_or(0);
         }
         options_.progress = verbose_ || ::isatty(STDERR_FILENO) == 1;
         options_.argv = {"trainrig"};
@@ -124,26 +143,26 @@ public:
             files = result->raw;
             files["report.json"] = json_result(
                 result->report, name(), validate::verdict_exit_code(result->outcome.verdict));
+            facts_.host = result->report["host"].is_string()
+                              ? result->report["host"].get<std::string>()
+                              : std::string("unknown");
             if (!no_report_) {
-                dir =
-                    report_
-                        ? *report_
-                        : validate::fresh_dir_name("trainrig-report-" +
-                                                   (result->report["host"].is_string()
-                                                        ? result->report["host"].get<std::string>()
-                                                        : std::string("unknown")));
-                auto all = files;
-                all["report.md"] = validate::render_report_markdown(result->report);
-                all["report.html"] = validate::render_report_html(result->report);
-                written = validate::write_report_dir(dir, all);
+                auto where = report_dir();
+                written = where.ok() ? write_report(*where, result->report, files) : where.status();
+                if (where.ok()) dir = *where;
             }
         }
         if (fleet_) {
-            const Status& error = !result.ok() ? result.status() : written;
-            if (!error.ok()) print_error(name(), error);
+            // A report that could not be written here (a shared path, a full disk) still reached
+            // rank 0: the node is judged from it, with the failure as a warning.
+            if (!result.ok()) print_error(name(), result.status());
+            if (!written.ok()) print_error(name(), written);
             const double own =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            return run_fleet(*comm, fleet::encode_node_payload(files, error.message()), own);
+            return run_fleet(
+                *comm,
+                fleet::encode_node_payload(files, result.status().message(), written.message()),
+                own);
         }
         if (!result.ok()) return print_error(name(), result.status());
         if (!written.ok()) return print_error(name(), written);
@@ -183,8 +202,12 @@ private:
         auto judged = fleet::judge_payloads(payloads, wait);
         if (!judged) return print_error(name(), judged.status());
         const int code = judged->result.exit_code();
-        const std::string dir =
-            fleet_report_ ? *fleet_report_ : validate::fresh_dir_name("trainrig-fleet-report");
+        if (facts_.host.empty()) facts_.host = "unknown";
+        auto where = fleet_report_
+                         ? validate::expand_report_path(*fleet_report_, facts_, "--fleet-report")
+                         : Result<std::string>(validate::fresh_dir_name("trainrig-fleet-report"));
+        if (!where) return print_error(name(), where.status());
+        const std::string dir = *where;
         if (auto s = validate::write_report_dir(
                 dir, fleet::fleet_report_files(judged->result, judged->gathered, code));
             !s.ok())
@@ -196,8 +219,22 @@ private:
         return emit_result(name(), output_, text, code);
     }
 
+    // --report with its placeholders expanded, or the default name.
+    Result<std::string> report_dir() const {
+        if (report_) return validate::expand_report_path(*report_, facts_, "--report");
+        return validate::fresh_dir_name("trainrig-report-" + facts_.host);
+    }
+
+    static Status write_report(const std::string& dir, const nlohmann::json& report,
+                               std::map<std::string, std::string> files) {
+        files["report.md"] = validate::render_report_markdown(report);
+        files["report.html"] = validate::render_report_html(report);
+        return validate::write_report_dir(dir, files);
+    }
+
 private:
     validate::ValidateOptions options_;
+    validate::PathFacts facts_;
     std::string level_ = "quick";
     std::optional<std::string> report_;
     bool no_report_ = false;

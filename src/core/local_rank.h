@@ -25,6 +25,17 @@ Result<LocalRank> local_rank_from_env(const EnvLookup& env);
 // The same over this process's environment.
 Result<LocalRank> local_rank_from_process_env();
 
+// Which rank of the whole job this process is: the first of RANK (torchrun),
+// OMPI_COMM_WORLD_RANK (Open MPI), PMIX_RANK (PMIx: srun --mpi=pmix), PMI_RANK (MPICH's Hydra,
+// Intel MPI) and SLURM_PROCID (srun) that is set and not empty, in that order for the reasons
+// local ranks are; none means a job of one, rank 0. A value that is not a rank is an error.
+struct WorldRank {
+    std::optional<int> rank;  // none: no launcher said
+    std::string from;
+};
+Result<WorldRank> world_rank_from_env(const EnvLookup& env);
+Result<WorldRank> world_rank_from_process_env();
+
 // The CUDA device (0 .. visible-1) a local rank drives: local_rank modulo the visible devices.
 // One process per GPU sees all of the node's GPUs and takes the local_rank-th; a launcher that
 // gives each rank its own GPUs (Slurm --gpus-per-task, CUDA_VISIBLE_DEVICES per rank) leaves

@@ -309,6 +309,7 @@ FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions&
         v.name = n.name;
         v.source = n.source;
         v.own_verdict = n.verdict;
+        v.warnings = n.warnings;
         auto add = [&](std::map<std::string, std::vector<std::string>>& from) {
             if (auto it = from.find(n.name); it != from.end())
                 v.reasons.insert(v.reasons.end(), it->second.begin(), it->second.end());

@@ -48,8 +48,9 @@ struct NodeVerdict {
     std::string source;
     std::string own_verdict;  // the node's own: READY ... UNKNOWN
     NodeState state = NodeState::kReady;
-    std::vector<std::string> reasons;  // ids first: "gpu.pcie-link", "outlier.gemm.bf16 GPU 3"
-    std::vector<CheckCell> cells;      // one per FleetResult::checks
+    std::vector<std::string> reasons;   // ids first: "gpu.pcie-link", "outlier.gemm.bf16 GPU 3"
+    std::vector<std::string> warnings;  // NodeInput::warnings
+    std::vector<CheckCell> cells;       // one per FleetResult::checks
 };
 
 // One measurement across the fleet, for the report's plots: every node's and GPU's value against

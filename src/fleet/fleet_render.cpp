@@ -40,6 +40,8 @@ std::string render_fleet_text(const FleetResult& r, bool verbose) {
     }
     if (!listed.empty())
         t += std::string("\n") + (verbose ? "nodes:\n" : "nodes to act on:\n") + listed;
+    for (const auto& n : r.nodes)
+        for (const auto& w : n.warnings) t += fmt::format("warning: {}: {}\n", n.name, w);
     return t;
 }
 
@@ -86,7 +88,8 @@ nlohmann::json fleet_json(const FleetResult& r) {
                          {"source", n.source},
                          {"own_verdict", n.own_verdict},
                          {"state", node_state_name(n.state)},
-                         {"reasons", n.reasons}});
+                         {"reasons", n.reasons},
+                         {"warnings", n.warnings}});
     for (const auto& f : r.findings)
         findings.push_back({{"id", f.id},
                             {"kind", f.kind},

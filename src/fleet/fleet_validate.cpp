@@ -45,8 +45,8 @@ Status write_file(const fs::path& path, const std::string& text) {
 }  // namespace
 
 std::string encode_node_payload(const std::map<std::string, std::string>& files,
-                                const std::string& error) {
-    json doc = {{"files", json::object()}, {"error", error}};
+                                const std::string& error, const std::string& warning) {
+    json doc = {{"files", json::object()}, {"error", error}, {"warning", warning}};
     for (const char* name : kNodeFiles)
         if (auto it = files.find(name); it != files.end()) doc["files"][name] = it->second;
     return doc.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -95,6 +95,8 @@ Result<GatheredFleet> read_gathered(const std::vector<std::optional<std::string>
         }
         out.nodes.push_back(fleet::load_node((fs::path(staging) / dir).string()));
         out.nodes.back().source = dir + "/report.json";  // where the fleet report keeps it
+        if (const std::string w = doc.value("warning", ""); !w.empty())
+            out.nodes.back().warnings.push_back("its own report directory: " + w);
     }
     return out;
 }

@@ -23,9 +23,11 @@ namespace trainrig::fleet {
 // fleet of one: said, not run as N fleets of one.
 Result<std::unique_ptr<train::Communicator>> join_fleet();
 
-// What a rank sends: its report's files (report.json, raw/snapshot.json), or why it has none.
+// What a rank sends: its report's files (report.json, raw/snapshot.json), or why it has none
+// (`error`); `warning`, when not empty, is what went wrong beside them (its own report directory
+// could not be written) and is said with its node, which is judged all the same.
 std::string encode_node_payload(const std::map<std::string, std::string>& files,
-                                const std::string& error);
+                                const std::string& error, const std::string& warning = "");
 
 struct GatheredFleet {
     std::vector<fleet::NodeInput> nodes;      // one per rank, in rank order

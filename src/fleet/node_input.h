@@ -24,16 +24,17 @@ struct Measurement {
 };
 
 struct NodeInput {
-    std::string name;                 // the host name it reports; the file name when unreadable
-    std::string source;               // the path it was read from
-    std::string kind;                 // "report" or "snapshot"
-    std::string verdict;              // its own: READY, READY WITH WARNINGS, NOT READY, UNKNOWN
-    std::vector<std::string> failed;  // the ids of its own failed checks, for the drain reason
-    std::string problem;              // non-empty: it could not be read, and why
-    std::string doubt;                // non-empty: read, but not to be acted on, and why
-    bool incomplete = false;          // a report of an interrupted validate
-    std::string written_at;           // a report's finished_at, a snapshot's collected_at
-    std::time_t written = 0;          // the same, 0 when unknown
+    std::string name;                   // the host name it reports; the file name when unreadable
+    std::string source;                 // the path it was read from
+    std::string kind;                   // "report" or "snapshot"
+    std::string verdict;                // its own: READY, READY WITH WARNINGS, NOT READY, UNKNOWN
+    std::vector<std::string> failed;    // the ids of its own failed checks, for the drain reason
+    std::string problem;                // non-empty: it could not be read, and why
+    std::string doubt;                  // non-empty: read, but not to be acted on, and why
+    std::vector<std::string> warnings;  // judged, but something about it went wrong: said
+    bool incomplete = false;            // a report of an interrupted validate
+    std::string written_at;             // a report's finished_at, a snapshot's collected_at
+    std::time_t written = 0;            // the same, 0 when unknown
     std::map<std::string, std::string> versions;  // validate/versions.h, less trainrig itself
     std::map<std::string, std::string> shape;     // gpus, gpu_links, nics, infiniband, memory
     std::map<std::string, std::string> settings;  // live kernel settings, NCCL environment

@@ -63,6 +63,19 @@ def model_driver():
         return json.load(f)["driver_version"]
 
 
+def rank_wrapper(base, nodes, *options):
+    """`validate --fleet` in which each rank picks its own tree: what a real fleet gets from its
+    own disk."""
+    wrapper = os.path.join(base, "rank.sh")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nset -e\nrank=$OMPI_COMM_WORLD_RANK\n")
+        for i, (root, nvml) in enumerate(nodes):
+            f.write(f'[ "$rank" = {i} ] && export TRAINRIG_FAKE_NVML={nvml} ROOT={root}\n')
+        f.write(f'exec {BINARY} validate --fleet {" ".join(options)} --root "$ROOT" "$@"\n')
+    os.chmod(wrapper, 0o755)
+    return wrapper
+
+
 @unittest.skipIf(MPIRUN is None, "mpirun is missing: run scripts/install-deps.sh (openmpi-bin)")
 class FleetUnderMpirun(unittest.TestCase):
     def setUp(self):
@@ -75,14 +88,7 @@ class FleetUnderMpirun(unittest.TestCase):
         nodes = [make_node(self.dir, "node01"), make_node(self.dir, "node02"),
                  make_node(self.dir, "node03", driver=OLD_DRIVER),
                  make_node(self.dir, "node04", x8=True)]
-        # Each rank picks its own tree: what a real fleet gets from its own disk.
-        wrapper = os.path.join(self.dir, "rank.sh")
-        with open(wrapper, "w") as f:
-            f.write("#!/bin/sh\nset -e\nrank=$OMPI_COMM_WORLD_RANK\n")
-            for i, (root, nvml) in enumerate(nodes):
-                f.write(f'[ "$rank" = {i} ] && export TRAINRIG_FAKE_NVML={nvml} ROOT={root}\n')
-            f.write(f'exec {BINARY} validate --fleet --no-report --root "$ROOT" "$@"\n')
-        os.chmod(wrapper, 0o755)
+        wrapper = rank_wrapper(self.dir, nodes, "--no-report")
         report = os.path.join(self.dir, "fleet")
         r = mpirun(4, wrapper, "--json", "--fleet-report", report)
         self.assertEqual(r.returncode, 1, r.stdout[-3000:] + r.stderr[-3000:])
@@ -103,6 +109,29 @@ class FleetUnderMpirun(unittest.TestCase):
         self.assertEqual(again.returncode, 1, again.stderr)
         self.assertEqual({n["name"]: n["state"] for n in json.loads(again.stdout)["nodes"]},
                          states)
+
+    def test_a_node_that_cannot_write_its_report_is_judged_from_what_it_sent(self):
+        nodes = [make_node(self.dir, "node01"), make_node(self.dir, "node02")]
+        wrapper = rank_wrapper(self.dir, nodes)
+        # node02's report path is taken (a file is there): its own write fails.
+        reports = os.path.join(self.dir, "reports")
+        os.mkdir(reports)
+        with open(os.path.join(reports, "node02-1"), "w") as f:
+            f.write("in the way\n")
+        fleet = os.path.join(self.dir, "fleet-{host}")
+        r = mpirun(2, wrapper, "--json", "--report", reports + "/{host}-{rank}",
+                   "--fleet-report", fleet)
+        self.assertEqual(r.returncode, 0, r.stdout[-3000:] + r.stderr[-3000:])
+        doc = json.loads(r.stdout)
+        states = {n["name"]: n["state"] for n in doc["nodes"]}
+        self.assertEqual(states, {"node01": "READY", "node02": "READY"})
+        warnings = {n["name"]: n["warnings"] for n in doc["nodes"]}
+        self.assertEqual(warnings["node01"], [])
+        self.assertEqual(len(warnings["node02"]), 1, warnings)
+        self.assertIn("node02-1", warnings["node02"][0])
+        self.assertTrue(os.path.isdir(os.path.join(reports, "node01-0")))
+        self.assertTrue(os.path.isfile(os.path.join(self.dir, "fleet-node01",
+                                                    "fleet-report.json")))
 
     def test_srun_tasks_without_mpi_are_refused(self):
         env = dict(os.environ, SLURM_NTASKS="4")

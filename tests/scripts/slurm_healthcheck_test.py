@@ -183,6 +183,23 @@ class SrunFleet(Cluster):
             self.assertTrue(all(n["state"] == "READY" for n in doc["nodes"]))
             self.assertTrue(os.path.isfile(os.path.join(self.tmp, "fleet", "fleet-report.html")))
 
+            # docs/fleet.md's first example: one command line on every node, one shared folder;
+            # {host} is expanded by each node, so each writes its own directory.
+            shared = os.path.join(self.tmp, "shared")
+            os.mkdir(shared)
+            each = write_script(
+                os.path.join(self.tmp, "each.sh"),
+                f'exec {BINARY} validate --root {trees}/gpu0$((SLURM_PROCID + 1)) "$@"\n')
+            r = c.srun(["-N2", "--ntasks-per-node=1", each, "--report", shared + "/{host}"],
+                       timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+            self.assertEqual(sorted(os.listdir(shared)), ["gpu01", "gpu02"])
+            judged = subprocess.run([BINARY, "fleet", "judge", "--json", shared],
+                                    capture_output=True, text=True, timeout=60)
+            self.assertEqual(judged.returncode, 0, judged.stderr)
+            self.assertEqual(sorted(n["name"] for n in json.loads(judged.stdout)["nodes"]),
+                             ["gpu01", "gpu02"])
+
 
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

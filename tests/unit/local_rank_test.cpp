@@ -52,6 +52,30 @@ TEST(LocalRank, EmptyIsUnsetAndGarbageIsAnError) {
     }
 }
 
+Result<WorldRank> world(const std::map<std::string, std::string>& env) {
+    return world_rank_from_env([&](const char* name) -> const char* {
+        auto it = env.find(name);
+        return it == env.end() ? nullptr : it->second.c_str();
+    });
+}
+
+TEST(WorldRank, EachLaunchersVariableInOrder) {
+    for (const char* name :
+         {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+        auto r = world({{name, "42"}});
+        ASSERT_TRUE(r.ok()) << name;
+        EXPECT_EQ(r->rank, 42) << name;
+        EXPECT_EQ(r->from, name);
+    }
+    EXPECT_FALSE(world({})->rank);
+    // mpirun inside an sbatch script: the batch step's SLURM_PROCID=0 reaches every rank.
+    EXPECT_EQ(world({{"SLURM_PROCID", "0"}, {"OMPI_COMM_WORLD_RANK", "9"}})->rank, 9);
+    EXPECT_EQ(world({{"SLURM_PROCID", "0"}, {"PMIX_RANK", "3"}})->from, "PMIX_RANK");
+    auto bad = world({{"PMI_RANK", "-2"}});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().message(), "PMI_RANK=-2 is not a rank");
+}
+
 TEST(LocalDevice, OneGpuPerRankOrPerTaskVisibility) {
     for (int r = 0; r < 8; ++r) EXPECT_EQ(local_device(r, 8), r);
     // Slurm --gpus-per-task=1: each rank sees only its own GPU, as device 0.

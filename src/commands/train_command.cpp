@@ -11,6 +11,7 @@
 #include "cli/shared_options.h"
 #include "commands/commands.h"
 #include "core/cancel_signals.h"
+#include "core/text.h"
 #include "data/loader/token_corpus.h"
 #include "train/batch_probe.h"
 #include "train/batch_probe_render.h"
@@ -192,8 +193,9 @@ public:
 
 private:
     // --find-batch and its options (docs/train.md, "Finding the micro-batch"). Training needs
-    // --data and --steps, the probe neither (and refuses the options it would ignore); CLI11
-    // cannot say "required unless", so the check runs once the line is parsed, in its words.
+    // --data and --steps, the probe neither: it takes the training command line as it is and
+    // says which of its options it leaves aside. CLI11 cannot say "required unless", so the
+    // check runs once the line is parsed, in its words.
     void declare_find_batch(CLI::App& app) {
         auto* fb = app.add_flag("--find-batch", find_batch_,
                                 "Find the largest micro-batch that trains here (real steps on "
@@ -220,13 +222,15 @@ private:
                        "is killed as not finished (default 300 on a GPU, none on the CPU)")
             ->check(CLI::Range(0.1, 86400.0))
             ->needs(fb);
-        for (const char* name :
-             {"--data", "--val-data", "--steps", "--stop-at", "--batch", "--grad-accum",
-              "--init-from", "--ckpt-dir", "--ckpt-every", "--keep", "--resume", "--extend",
-              "--val-every", "--val-batches", "--log"})
-            fb->excludes(app.get_option(name));
         app.callback([this, &app] {
-            if (find_batch_) return;
+            if (find_batch_) {
+                for (const char* name :
+                     {"--data", "--val-data", "--steps", "--stop-at", "--batch", "--grad-accum",
+                      "--init-from", "--ckpt-dir", "--ckpt-every", "--keep", "--resume", "--extend",
+                      "--val-every", "--val-batches", "--log"})
+                    if (app.get_option(name)->count() > 0) left_aside_.push_back(name);
+                return;
+            }
             for (const char* name : {"--data", "--steps"})
                 if (app.get_option(name)->count() == 0) throw CLI::RequiredError(name);
         });
@@ -250,6 +254,11 @@ private:
     // The probe runs alone (no MPI, no NCCL): one device, opened only by child processes (the
     // one describing it, then each size's trial), never by this one.
     int run_find_batch() {
+        if (!left_aside_.empty())
+            fmt::print(stderr,
+                       "train --find-batch: leaving aside {} (the probe trains on synthetic "
+                       "tokens and finds --batch itself)\n",
+                       join(left_aside_, ", "));
         if (threads_ > 0) omp_set_num_threads(threads_);
         train::ProbeOptions p = probe_options();
         if (o_.backend != "cpu") {
@@ -325,6 +334,7 @@ private:
     int layers_ = 0, heads_ = 0, dim_ = 0, vocab_ = 0, threads_ = 0;
     bool json_ = false, no_progress_ = false, verbose_ = false;
     bool find_batch_ = false;
+    std::vector<std::string> left_aside_;  // training options given with --find-batch
     uint64_t mem_limit_ = 0;
     CLI::Option* mem_limit_opt_ = nullptr;
     double headroom_pct_ = 10;

@@ -1,12 +1,14 @@
 // `trainrig train --find-batch` as a user runs it: the CPU probe under two memory limits (the
 // answer grows with the limit), a limit too small for anything (exit 1, an answer, no crash),
 // the device probe through the stand-in plugin (each size in a process of its own: an
-// out-of-memory left behind, a kernel fault, a hung trial), and the options it refuses.
+// out-of-memory left behind, a kernel fault, a hung trial), the training command line taken as
+// it is, and bad values refused.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -190,13 +192,27 @@ TEST(BatchProbeCli, SigtermStopsTheSizeInProgressAndTheJsonSaysSo) {
     EXPECT_TRUE(doc["micro_batch"].is_null());
 }
 
-TEST(BatchProbeCli, OptionsItWouldIgnoreAndBadValuesAreRefused) {
+TEST(BatchProbeCli, TakesTheTrainingCommandLineAsItIs) {
+    // The line a user trains with, plus --find-batch: what only training needs is left aside
+    // and said, and the answer is the one without it.
+    const RunResult r = run_trainrig(kProbe +
+                                     "--mem-limit 96M --json --data /nonexistent/train "
+                                     "--steps 1000 --batch 8 --ckpt-dir ckpt --log train.log");
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_NE(r.err.find("leaving aside --data, --steps, --batch, --ckpt-dir, --log"),
+              std::string::npos)
+        << r.err;
+    const RunResult plain = run_trainrig(kProbe + "--mem-limit 96M --json");
+    ASSERT_EQ(plain.rc, 0) << plain.err;
+    EXPECT_EQ(parse(r)["micro_batch"], parse(plain)["micro_batch"]);
+    EXPECT_FALSE(std::filesystem::exists("ckpt"));
+}
+
+TEST(BatchProbeCli, BadValuesAreRefused) {
     struct Case {
         std::string args, says;
     };
     const Case cases[] = {
-        {kProbe + "--mem-limit 1G --data x", "--data excludes --find-batch"},
-        {kProbe + "--mem-limit 1G --batch 4", "--batch excludes --find-batch"},
         {"train --model tiny --mem-limit 1G --data x --steps 2",
          "--mem-limit requires --find-batch"},
         {"train --model tiny --steps 2", "--data is required"},

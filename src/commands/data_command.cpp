@@ -63,8 +63,7 @@ public:
         tokenize_
             ->add_option("--output-prefix", output_prefix_,
                          "Where the shards go: PREFIX.bin and PREFIX.idx (Megatron), "
-                         "PREFIX_000000.bin ... (llm.c); folders are made")
-            ->required()
+                         "PREFIX_000000.bin ... (llm.c); folders are made (required)")
             ->type_name("PREFIX");
         tokenize_->add_option("--shard-format", format_, "megatron (default) or llmc")
             ->check(CLI::IsMember({"megatron", "llmc"}));
@@ -139,6 +138,18 @@ public:
                              "`trainrig data tokenize --output-prefix` writes it"});
             return 0;
         }
+        // Checked here, not by CLI11, so that the commonest slip gets its own sentence.
+        if (output_prefix_.empty())
+            return fail(
+                output_.output
+                    ? Status{Errc::kInvalidInput,
+                             fmt::format("-o/--output {} is the summary file; the shards' "
+                                         "prefix is --output-prefix",
+                                         *output_.output),
+                             fmt::format("add --output-prefix {}/train for shards in that folder",
+                                         *output_.output)}
+                    : Status{Errc::kInvalidInput, "--output-prefix is required",
+                             "--output-prefix data/train writes data/train.bin and .idx"});
         if (!key_.empty() && !template_.empty())
             return fail({Errc::kInvalidInput, "--key and --template exclude each other"});
         if (!template_.empty()) {

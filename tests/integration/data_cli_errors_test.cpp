@@ -302,6 +302,21 @@ TEST_F(DataCli, KeyAndTemplateTogetherAreRefused) {
     expect_no_output(path("out"));
 }
 
+TEST_F(DataCli, OutputInsteadOfOutputPrefixSaysWhichIsWhich) {
+    write_file(path("in.jsonl"), jsonl({"x"}));
+    auto r = tokenize("--input " + path("in.jsonl") + " --output " + path("shards"));
+    EXPECT_EQ(r.rc, 2) << r.out;
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find("the shards' prefix is --output-prefix"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("-o/--output " + path("shards") + " is the summary file"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(path("shards")));
+    auto none = tokenize("--input " + path("in.jsonl"));
+    EXPECT_EQ(none.rc, 2) << none.out;
+    EXPECT_NE(none.err.find("--output-prefix is required"), std::string::npos) << none.err;
+}
+
 TEST_F(DataCli, UnknownTokenizerNameListsThePresets) {
     write_file(path("in.jsonl"), jsonl({"x"}));
     auto r = run_trainrig("data tokenize --tokenizer no-such-tokenizer --input " +

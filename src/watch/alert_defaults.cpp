@@ -68,9 +68,10 @@ std::vector<Rule> default_rules() {
             "check the cooling now: fans, inlet air temperature, the room's air conditioning; "
             "`trainrig doctor --only gpu.temperature` shows how far each GPU is from slowdown"),
         "gpu.temperature"));
+    // At slowdown for 10 s: one odd sample of a sensor pages nobody (the rule's samples too).
     rules.push_back(
         twin(threshold("gpu-temperature-slowdown", severity_of(Verdict::kFail),
-                       Field::kTemperatureVerdict, 1.5, 0,
+                       Field::kTemperatureVerdict, 1.5, 10,
                        "the GPU is at its slowdown temperature: fix the cooling before trusting "
                        "any throughput number from this machine"),
              "gpu.temperature"));
@@ -136,11 +137,14 @@ std::vector<Rule> default_rules() {
     const char* nvlink_remedy =
         "the GPU's collectives fall back to PCIe: check `nvidia-smi nvlink -s` and `-e`, reseat "
         "the GPU/baseboard or the bridge; on NVSwitch systems check the fabric manager";
+    // Links retrain after every driver load and a link can drop for a moment while it does
+    // (NVIDIA/NVSentinel#1701: "NVLink down" on 214 of 288 healthy GB200 nodes after a reboot),
+    // so a link counts as down once it has been for 30 s.
     rules.push_back(twin(threshold("nvlink-degraded", severity_of(Verdict::kWarn),
-                                   Field::kNvlinkVerdict, 0.5, 0, nvlink_remedy),
+                                   Field::kNvlinkVerdict, 0.5, 30, nvlink_remedy),
                          "gpu.nvlink"));
     rules.push_back(twin(threshold("nvlink-down", severity_of(Verdict::kFail),
-                                   Field::kNvlinkVerdict, 1.5, 0, nvlink_remedy),
+                                   Field::kNvlinkVerdict, 1.5, 30, nvlink_remedy),
                          "gpu.nvlink"));
     // DCGM: a volatile double-bit (uncorrectable) ECC error means isolate the GPU.
     rules.push_back(twin(

@@ -134,11 +134,13 @@ bool event_matches(const Rule& r, const KernelEvent& e) {
 }  // namespace
 
 void AlertEngine::condition(const std::string& key, bool holds, double now, double for_seconds,
-                            Alert a, std::vector<Alert>& out) {
+                            int samples, Alert a, std::vector<Alert>& out) {
     Track& t = tracks_[key];
     if (holds) {
         if (t.since < 0) t.since = now;
-        if (!t.firing && now - t.since >= for_seconds) {
+        ++t.held;
+        t.clear = 0;
+        if (!t.firing && now - t.since >= for_seconds && t.held >= samples) {
             t.firing = true;
             a.firing = true;
             a.since = t.since;
@@ -150,8 +152,14 @@ void AlertEngine::condition(const std::string& key, bool holds, double now, doub
         }
         return;
     }
+    t.held = 0;
+    if (!t.firing) {
+        t.since = -1;
+        return;
+    }
+    if (++t.clear < samples) return;  // perhaps one odd reading: it still fires
     t.since = -1;
-    if (!t.firing) return;
+    t.clear = 0;
     t.firing = false;
     Alert r = t.alert;
     r.firing = false;
@@ -183,7 +191,8 @@ void AlertEngine::threshold(const Rule& r, const NodeSample& tick,
                     : "?",
                 held_for(for_seconds));
         }
-        condition(key_of(r, std::to_string(g.index)), holds, tick.time, for_seconds, a, out);
+        condition(key_of(r, std::to_string(g.index)), holds, tick.time, for_seconds,
+                  instant_ ? 1 : r.samples, a, out);
     }
 }
 
@@ -213,7 +222,7 @@ void AlertEngine::rate(const Rule& r, const NodeSample& tick, const std::vector<
             "{}: {:g} {} {}, above {:g}", where(a.gpu, ids), increase, field_info(r.field).what,
             since_load ? "since the driver loaded" : "in the last " + span(r.window_seconds),
             r.limit);
-        condition(key, increase > r.limit, tick.time, 0, a, out);
+        condition(key, increase > r.limit, tick.time, 0, 1, a, out);
     }
 }
 
@@ -237,7 +246,7 @@ void AlertEngine::link_rate(const Rule& r, const NodeSample& tick, const GpuSamp
             "{:.2f} per minute a healthy {} link allows",
             who, count, field_info(r.field).what, *a.value, span(*tick.uptime_seconds), per_minute,
             link);
-        condition(key, *a.value > per_minute, tick.time, 0, a, out);
+        condition(key, *a.value > per_minute, tick.time, 0, 1, a, out);
         return;
     }
     const double limit = per_minute * r.window_seconds / 60;
@@ -246,7 +255,7 @@ void AlertEngine::link_rate(const Rule& r, const NodeSample& tick, const GpuSamp
     a.summary =
         fmt::format("{}: {:g} {} in the last {}, above the {:.1f} a healthy {} link allows", who,
                     increase, field_info(r.field).what, span(r.window_seconds), limit, link);
-    condition(key, increase > limit, tick.time, 0, a, out);
+    condition(key, increase > limit, tick.time, 0, 1, a, out);
 }
 
 void AlertEngine::gpu_state(const Rule& r, const NodeSample& tick,
@@ -255,7 +264,7 @@ void AlertEngine::gpu_state(const Rule& r, const NodeSample& tick,
     for (const auto& g : tick.gpus) {
         Alert a = draft(r, static_cast<int>(g.index), ids);
         a.summary = fmt::format("{} is {}: {}", where(a.gpu, ids), gpu_state_name(want), g.problem);
-        condition(key_of(r, std::to_string(g.index)), g.state == want, tick.time, 0, a, out);
+        condition(key_of(r, std::to_string(g.index)), g.state == want, tick.time, 0, 1, a, out);
     }
 }
 
@@ -324,7 +333,7 @@ void AlertEngine::skew(const Rule& r, const NodeSample& tick, const std::vector<
                                 where(a.gpu, ids), field_info(r.field).what, shown(r.field, *v),
                                 shown(r.field, median), shown(r.field, off), span(r.for_seconds));
         condition(key_of(r, std::to_string(g.index)), busy && off > r.limit, tick.time,
-                  r.for_seconds, a, out);
+                  r.for_seconds, r.samples, a, out);
     }
 }
 
@@ -358,7 +367,7 @@ void AlertEngine::stability(const Rule& r, const NodeSample& tick,
             "above {}",
             where(a.gpu, ids), field_info(r.field).what, shown(r.field, sd), span(r.window_seconds),
             r.busy_above ? " under load" : "", shown(r.field, r.limit));
-        condition(key, full && sd > r.limit, tick.time, 0, a, out);
+        condition(key, full && sd > r.limit, tick.time, 0, 1, a, out);
     }
 }
 

@@ -55,6 +55,8 @@ private:
     bool instant_ = false;
     struct Track {
         double since = -1;  // the condition has held since; -1 = it does not hold
+        int held = 0;       // samples in a row in which it held
+        int clear = 0;      // samples in a row in which it did not, while firing
         bool firing = false;
         double last_event = 0;
         Alert alert;
@@ -78,8 +80,9 @@ private:
         void clear() { *this = Series{}; }
     };
 
-    void condition(const std::string& key, bool holds, double now, double for_seconds, Alert draft,
-                   std::vector<Alert>& out);
+    // `samples`: in a row, to fire and to resolve (Rule::samples); 1 for events and counters.
+    void condition(const std::string& key, bool holds, double now, double for_seconds, int samples,
+                   Alert draft, std::vector<Alert>& out);
     void threshold(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,
                    std::vector<Alert>& out);
     void rate(const Rule& r, const NodeSample& t, const std::vector<GpuIdentity>& g,

@@ -89,7 +89,11 @@ struct Rule {
     // rate of pcie_replays: the limit is each GPU's own link's (policy/gpu_health.h), per minute
     // scaled to the window; a rules file says `limit = "link"`.
     bool limit_per_link = false;
-    double for_seconds = 0;            // threshold, skew
+    double for_seconds = 0;  // threshold, skew
+    // threshold, skew: the condition fires only once it has held in this many samples in a row
+    // (and for `for_seconds`), and resolves only once it has been clear in as many: one odd
+    // reading neither raises nor ends an alert (Prometheus' `for` needs two evaluations).
+    int samples = 3;
     double window_seconds = 60;        // rate, stability
     std::optional<double> busy_above;  // skew, stability: judge only while utilization is above
     EventKind event = EventKind::kXid;

@@ -81,8 +81,53 @@ TEST(Alerts, TemperatureRampFiresAfterItsDurationAndResolves) {
         << alerts[0].summary;
     EXPECT_FALSE(alerts[0].remedy.empty());
     EXPECT_FALSE(alerts[1].firing);
-    EXPECT_EQ(alerts[1].at, 100);
+    EXPECT_EQ(alerts[1].at, 102);  // clear in 3 samples in a row
     EXPECT_TRUE(e.firing().empty());
+}
+
+TEST(Alerts, OneOddSampleRaisesNothingWhileASustainedOneIsCaught) {
+    // Ticks every 0.5 s, as `watch --interval 0.5`; GPU 0 at or over its slowdown temperature.
+    auto at = [](const std::vector<double>& hot_from_to) {
+        AlertEngine e(default_rules());
+        std::vector<Alert> all;
+        for (int i = 0; i <= 80; ++i) {
+            const double t = 0.5 * i;
+            const bool hot = t >= hot_from_to[0] && t <= hot_from_to[1];
+            const auto out = e.evaluate(tick(t, 1, 0.9, hot ? 97 : 60), ids(1), {});
+            all.insert(all.end(), out.begin(), out.end());
+        }
+        return all;
+    };
+    // One reading of 97 °C (a glitch of the sensor or of the read): nothing at all.
+    EXPECT_TRUE(at({10, 10}).empty());
+    // Two in a row, still nothing; and a few seconds of it stay under the rule's 10 s.
+    EXPECT_TRUE(at({10, 10.5}).empty());
+    // Held: gpu-temperature-slowdown fires 10 s after it began, and resolves 3 samples after
+    // it ended (gpu-temperature, 30 s, never fires here).
+    const auto held = at({5, 25});
+    ASSERT_EQ(held.size(), 2u);
+    EXPECT_EQ(held[0].rule, "gpu-temperature-slowdown");
+    EXPECT_EQ(held[0].severity, Severity::kCritical);
+    EXPECT_EQ(held[0].since, 5);
+    EXPECT_EQ(held[0].at, 15);
+    EXPECT_FALSE(held[1].firing);
+    EXPECT_EQ(held[1].at, 26.5);
+}
+
+TEST(Alerts, AFiringAlertIsNotEndedByOneOddSample) {
+    // Thermal slowdown held for a minute, with one sample in the middle that reads it gone: one
+    // alert, not two notifications with a resolution between them.
+    Rule r = only("gpu-thermal-slowdown");  // a flag, 10 s
+    AlertEngine e({r});
+    auto slowed = [](int t) {
+        NodeSample n = tick(t, 1);
+        if (t != 30) n.gpus[0].clock_event_reasons = nvml::kClocksEventSwThermalSlowdown;
+        return n;
+    };
+    const auto alerts = run(e, 0, 60, slowed, 1);
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_TRUE(alerts[0].firing);
+    EXPECT_EQ(alerts[0].at, 10);
 }
 
 TEST(Alerts, AFlagSaysWhatItMeansNotItsValueAgainstAHalf) {
@@ -120,6 +165,7 @@ TEST(Alerts, AThresholdJudgedAtOnceSaysIsNotHasBeenForZeroSeconds) {
     r.field = Field::kUtilization;
     r.below = true;
     r.limit = 0.5;
+    r.samples = 1;  // the old "fire on one tick"
     AlertEngine e({r});
     const auto fired = run(
         e, 0, 0, [](int t) { return tick(t, 1, 0.2); }, 1);
@@ -273,7 +319,7 @@ TEST(Alerts, IdleGpuWhileTheOthersWorkIsSkew) {
         e, 201, 210, [](int t) { return tick(t, 8, 0.0); }, 8);
     ASSERT_EQ(idle.size(), 1u);
     EXPECT_FALSE(idle[0].firing);
-    EXPECT_EQ(idle[0].at, 201);
+    EXPECT_EQ(idle[0].at, 203);  // clear in 3 samples in a row
 }
 
 TEST(Alerts, AllGpusIdleOrOneGpuIsNeverSkew) {
@@ -401,7 +447,7 @@ TEST(Alerts, NvlinkJudgedAgainstThePart) {
     for (size_t i = 0; i < cases.size(); ++i) {
         AlertEngine e(rules);
         std::vector<std::string> fired;
-        for (const auto& a : run(e, 0, 0, cases[i].make, 2)) {
+        for (const auto& a : run(e, 0, 30, cases[i].make, 2)) {  // for 30 s
             EXPECT_EQ(a.gpu, 1);
             fired.push_back(a.rule);
         }

@@ -24,6 +24,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
     commands.push_back(make_fleet_command());
     commands.push_back(make_slurm_command());
     commands.push_back(make_npd_command());
+    commands.push_back(make_maintenance_command());
     return commands;
 }
 

@@ -12,6 +12,7 @@ std::unique_ptr<Command> make_report_command();
 std::unique_ptr<Command> make_fleet_command();
 std::unique_ptr<Command> make_slurm_command();
 std::unique_ptr<Command> make_npd_command();
+std::unique_ptr<Command> make_maintenance_command();
 std::unique_ptr<Command> make_stack_command();
 std::unique_ptr<Command> make_doctor_command();
 std::unique_ptr<Command> make_collect_command();

@@ -18,8 +18,11 @@ namespace {
 
 constexpr size_t kMaxMessage = 80;
 
-// The condition's message: the first problem, id first, and how many more there are.
+// The condition's message: the first problem, id first, and how many more there are; in a
+// maintenance window, that window (nothing new is raised while it holds).
 std::string message(const health::HealthResult& h) {
+    if (h.maintenance)
+        return "ok: " + maintenance_line(*h.maintenance, h.judged_at).substr(0, kMaxMessage - 4);
     const auto& list = h.health == health::Health::kUnhealthy ? h.failures : h.unknowns;
     if (list.empty()) return "ok: " + health::checks_text(h);
     const std::string more = list.size() > 1 ? fmt::format(" (+{} more)", list.size() - 1) : "";
@@ -62,7 +65,7 @@ public:
                         health.status().message().substr(0, kMaxMessage - 9).c_str());
             return print_error(name(), health.status());
         }
-        const int code = health::health_exit_code(health->health);
+        const int code = health::scheduler_exit_code(*health);
         std::string text;
         if (json_) {
             auto doc = health::health_json(*health);

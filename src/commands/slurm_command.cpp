@@ -115,7 +115,7 @@ public:
 private:
     int finish(const health::HealthResult& h, const std::string& node, const slurm::Action& action,
                const std::vector<std::string>& command, const Status& error) {
-        const int code = error.ok() ? health::health_exit_code(h.health) : 2;
+        const int code = error.ok() ? health::scheduler_exit_code(h) : 2;
         std::string text;
         if (json_) {
             nlohmann::json doc = health::health_json(h);

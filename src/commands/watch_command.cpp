@@ -158,6 +158,7 @@ public:
         daemon.rules_path = rules_path_;
         daemon.kernel_log = options_.kernel_log;
         daemon.verbose = verbose_;
+        daemon.root = options_.root;
         if (auto s = run_daemon(watcher, config, std::move(history), daemon); !s.ok())
             return print_error(name(), s);
         return 0;

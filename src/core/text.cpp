@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 namespace trainrig {
@@ -206,6 +207,19 @@ std::string shell_command(const std::vector<std::string>& argv) {
     std::string out;
     for (const auto& w : argv) out += (out.empty() ? "" : " ") + shell_quote(w);
     return out;
+}
+
+std::optional<double> parse_period(std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    const char unit = text.back();
+    const double scale = unit == 's'   ? 1
+                         : unit == 'm' ? 60
+                         : unit == 'h' ? 3600
+                         : unit == 'd' ? 86400
+                                       : 0;
+    auto v = parse_double(scale > 0 ? text.substr(0, text.size() - 1) : text);
+    if (!v || *v < 0 || !std::isfinite(*v)) return std::nullopt;
+    return *v * (scale > 0 ? scale : 1);
 }
 
 }  // namespace trainrig

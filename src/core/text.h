@@ -25,6 +25,9 @@ std::optional<uint64_t> parse_u64(std::string_view s);
 // Accepts an optional 0x/0X prefix.
 std::optional<uint64_t> parse_hex(std::string_view s);
 std::optional<double> parse_double(std::string_view s);
+// A period as rules files and options write it: "30s", "10m", "72h", "7d", or a bare number of
+// seconds. Nothing for anything else or a negative value.
+std::optional<double> parse_period(std::string_view text);
 
 // Replaces invalid UTF-8 sequences and NUL bytes by U+FFFD; control characters other than
 // tab and newline become '?' so a hostile file cannot move a terminal's cursor.

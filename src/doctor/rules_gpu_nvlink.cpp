@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "core/quantity.h"
 #include "core/text.h"
 #include "doctor/nvml_gpus.h"
 #include "doctor/rule.h"
@@ -34,6 +35,10 @@ void check_nvlink(const Snapshot& s, const RuleOptions&, Finding& f) {
     }
     GpuFieldReader read(f);
     size_t judged = 0;
+    std::vector<std::string> training;  // links down while they may still be training
+    const std::optional<double> uptime = s.host.uptime_seconds.is_known()
+                                             ? std::optional(s.host.uptime_seconds.value())
+                                             : std::nullopt;
     auto table = nlohmann::json::array();
     for (const auto* g : gpus) {
         const auto* links = read.get(*g, g->nvlinks);
@@ -66,6 +71,10 @@ void check_nvlink(const Snapshot& s, const RuleOptions&, Finding& f) {
         const auto verdict = policy::nvlink_verdict(
             static_cast<unsigned>(up), static_cast<unsigned>(down.size()), expected, on_board);
         if (verdict == policy::Verdict::kPass) continue;
+        if (policy::links_may_be_training(uptime)) {
+            training.push_back(fmt::format("GPU {}", g->index));
+            continue;
+        }
         if (on_board)
             f.raise(status_of(verdict), fmt::format("GPU {} ({}): {} of its {} NVLinks are up",
                                                     g->index, model->name, up, expected));
@@ -80,6 +89,13 @@ void check_nvlink(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (read.skip_if_none(judged, "NVLink")) return;
     read.note_unsupported();
     f.data = {{"gpus", table}};
+    if (!training.empty())
+        f.raise(FindingStatus::kSkip,
+                fmt::format("{} with links down {}, but the machine has been up only {}: links "
+                            "may still be training; judged from {} after boot",
+                            join(training, ", "), training.size() == 1 ? "has" : "have",
+                            format_duration(*uptime),
+                            format_duration(policy::kLinkTrainingGraceSeconds)));
     if (f.status == FindingStatus::kFail || f.status == FindingStatus::kWarn)
         f.remedy =
             "Without its links the GPU falls back to PCIe and every collective slows to the "

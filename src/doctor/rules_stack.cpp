@@ -3,11 +3,13 @@
 // version-locked stack).
 #include <fmt/format.h>
 
+#include "core/quantity.h"
 #include "core/text.h"
 #include "doctor/gpus.h"
 #include "doctor/nvml_gpus.h"
 #include "doctor/rule.h"
 #include "hw/snapshot_gpus.h"
+#include "policy/gpu_health.h"
 #include "probe/stack_parsers.h"
 #include "stack/compat.h"
 #include "stack/cuda_drivers.h"
@@ -326,6 +328,18 @@ void check_fabric_manager(const Snapshot& s, const RuleOptions&, Finding& f) {
             else
                 not_done.push_back(fmt::format("GPU {} ({} {})", g.index, fab.state, fab.status));
         }
+    const std::optional<double> uptime = s.host.uptime_seconds.is_known()
+                                             ? std::optional(s.host.uptime_seconds.value())
+                                             : std::nullopt;
+    if (!not_done.empty() && policy::links_may_be_training(uptime)) {
+        return f.raise(
+            FindingStatus::kSkip,
+            fmt::format("GPUs not yet registered in the NVLink fabric ({}), but the machine has "
+                        "been up only {}: the fabric manager may still be setting it up; judged "
+                        "from {} after boot",
+                        join(not_done, ", "), format_duration(*uptime),
+                        format_duration(policy::kLinkTrainingGraceSeconds)));
+    }
     if (!not_done.empty()) {
         f.raise(FindingStatus::kFail,
                 "GPUs not registered in the NVLink fabric: " + join(not_done, ", "));

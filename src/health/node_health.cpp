@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/utc_time.h"
 #include "health/cached_report.h"
 
 namespace trainrig::health {
@@ -100,7 +101,16 @@ Result<HealthResult> check_health(const HealthOptions& options) {
     result.health = !result.failures.empty()   ? Health::kUnhealthy
                     : !result.unknowns.empty() ? Health::kUnknown
                                                : Health::kHealthy;
+    result.judged_at = options.now != 0 ? options.now : std::time(nullptr);
+    if (auto window = active_maintenance(options.collect.root, result.judged_at); !window)
+        result.notes.push_back(window.status().message() + "; judged as if there were none");
+    else
+        result.maintenance = *window;
     return result;
+}
+
+int scheduler_exit_code(const HealthResult& r) {
+    return r.maintenance ? 0 : health_exit_code(r.health);
 }
 
 nlohmann::json health_json(const HealthResult& r) {
@@ -109,13 +119,18 @@ nlohmann::json health_json(const HealthResult& r) {
         for (const auto& p : list) out.push_back({{"id", p.id}, {"detail", p.detail}});
         return out;
     };
-    return {{"health", health_name(r.health)},
-            {"host", r.host},
-            {"checks", r.checks},
-            {"not_applicable", r.not_applicable},
-            {"failures", problems(r.failures)},
-            {"unknowns", problems(r.unknowns)},
-            {"notes", r.notes}};
+    return {
+        {"health", health_name(r.health)},
+        {"host", r.host},
+        {"checks", r.checks},
+        {"not_applicable", r.not_applicable},
+        {"failures", problems(r.failures)},
+        {"unknowns", problems(r.unknowns)},
+        {"notes", r.notes},
+        {"maintenance", r.maintenance ? nlohmann::json{{"until", utc_iso8601(r.maintenance->until)},
+                                                       {"reason", r.maintenance->reason},
+                                                       {"by", r.maintenance->by}}
+                                      : nlohmann::json(nullptr)}};
 }
 
 std::string render_problems(const HealthResult& r) {

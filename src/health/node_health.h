@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/maintenance_window.h"
 #include "doctor/report.h"
 #include "probe/collect.h"
 
@@ -48,11 +49,19 @@ struct HealthResult {
     std::vector<std::string> notes;  // which report was used, or why none
     size_t checks = 0;               // doctor checks run
     size_t not_applicable = 0;       // of those, skipped: nothing here for them to judge
+    // An operator's maintenance window in force (core/maintenance_window.h): the node is judged
+    // and its problems said, but it reports healthy to the scheduler and nothing is drained.
+    std::optional<MaintenanceWindow> maintenance;
+    std::time_t judged_at = 0;
 };
 
 // Fails only on bad input (an unreadable --root); anything the node does not let us read is a
 // problem in the result.
 Result<HealthResult> check_health(const HealthOptions& options);
+
+// What a scheduler is told: health_exit_code of its health, but 0 in a maintenance window (a
+// Slurm Prolog that exits non-zero drains the node).
+int scheduler_exit_code(const HealthResult& r);
 
 // The result as JSON: health, host, checks, failures, unknowns, notes (docs/formats.md).
 nlohmann::json health_json(const HealthResult& r);

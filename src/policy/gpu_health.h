@@ -74,6 +74,18 @@ inline constexpr Verdict kPcieReplaysOverLimit = Verdict::kWarn;
 // catalog does not know warns when some links are up and some down.
 Verdict nvlink_verdict(unsigned up, unsigned down, int expected, bool on_board);
 
+// Links train after the driver loads, and on NVSwitch systems the fabric manager registers the
+// GPUs after that: in the first minutes after boot a link may be down or a GPU not yet in the
+// fabric on a healthy machine (NVIDIA/NVSentinel#1701: a fatal "NVLink down" on 214 of 288
+// healthy GB200 nodes, which retrain their links after every reboot). Below this uptime neither
+// doctor (gpu.nvlink, stack.fabric-manager) nor watch judges NVLink or fabric state; a state
+// still wrong after it is judged as always. Five minutes covers an HGX's fabric manager start.
+inline constexpr double kLinkTrainingGraceSeconds = 300;
+// Whether a machine up this long (none: unknown, judged) may still be training its links.
+inline bool links_may_be_training(std::optional<double> uptime_seconds) {
+    return uptime_seconds && *uptime_seconds < kLinkTrainingGraceSeconds;
+}
+
 // A GPU the driver reports lost (NVML_ERROR_GPU_IS_LOST, "fallen off the bus").
 inline constexpr Verdict kGpuLost = Verdict::kFail;
 

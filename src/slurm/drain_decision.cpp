@@ -53,6 +53,12 @@ Action decide(const health::HealthResult& health, const SlurmNode& self,
     const bool ours = self.drained_by_trainrig();
     // A reason someone else set, on a drained or down node: theirs to clear, not ours.
     const bool theirs = !ours && !self.reason.empty();
+    // An operator is working on the node: whatever it shows, nothing is drained or resumed.
+    if (health.maintenance)
+        return {ActionKind::kNothing,
+                {},
+                fmt::format("{}: {}: nothing is drained or resumed", self.name,
+                            maintenance_line(*health.maintenance, health.judged_at))};
     switch (health.health) {
         case health::Health::kUnknown:
             return {ActionKind::kNothing,

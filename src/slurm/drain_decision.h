@@ -4,6 +4,7 @@
 //   - Never replace a reason trainrig did not write: an operator's drain stays as it is.
 //   - Only resume a node trainrig drained, and only when it is healthy again.
 //   - Never drain or resume on a check that could not judge (unknown): no news is not bad news.
+//   - In an operator's maintenance window, do nothing at all (core/maintenance_window.h).
 //   - The circuit breaker: refuse to drain when trainrig already drained max_share of the node's
 //     partitions. A rule that misjudges every node must not empty a cluster (NVSentinel stops at
 //     50 % of nodes; docs/fleet.md).

@@ -252,19 +252,6 @@ Status read_action(const toml::table& t, std::string_view where, ActionSpec& out
 
 }  // namespace
 
-std::optional<double> parse_period(std::string_view text) {
-    if (text.empty()) return std::nullopt;
-    const char unit = text.back();
-    const double scale = unit == 's'   ? 1
-                         : unit == 'm' ? 60
-                         : unit == 'h' ? 3600
-                         : unit == 'd' ? 86400
-                                       : 0;
-    auto v = parse_double(scale > 0 ? text.substr(0, text.size() - 1) : text);
-    if (!v || *v < 0 || !std::isfinite(*v)) return std::nullopt;
-    return *v * (scale > 0 ? scale : 1);
-}
-
 AlertConfig default_alert_config() {
     AlertConfig c;
     c.rules = default_rules();

@@ -27,10 +27,6 @@ struct AlertConfig {
     std::vector<ActionSpec> actions;
 };
 
-// A period as rules files and options write it: "30s", "10m", "72h", "7d", or a bare number of
-// seconds. Nothing for anything else or a negative value.
-std::optional<double> parse_period(std::string_view text);
-
 // The defaults alone, with one action: JSON lines on stderr.
 AlertConfig default_alert_config();
 

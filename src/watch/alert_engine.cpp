@@ -171,6 +171,8 @@ void AlertEngine::condition(const std::string& key, bool holds, double now, doub
 
 void AlertEngine::threshold(const Rule& r, const NodeSample& tick,
                             const std::vector<GpuIdentity>& ids, std::vector<Alert>& out) {
+    // Links right after boot: neither fires nor resolves, as a value not reported.
+    if (settles_after_boot(r.field) && policy::links_may_be_training(tick.uptime_seconds)) return;
     for (const auto& g : tick.gpus) {
         const auto v = field_value(g, r.field);
         if (!v) continue;  // not reported (or the GPU is lost): neither fires nor resolves

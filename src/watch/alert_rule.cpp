@@ -61,6 +61,8 @@ std::string field_names() {
     return out;
 }
 
+bool settles_after_boot(Field f) { return f == Field::kNvlinksDown || f == Field::kNvlinkVerdict; }
+
 std::optional<double> field_value(const GpuSample& s, Field f) {
     switch (f) {
         case Field::kUtilization:

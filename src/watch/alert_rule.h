@@ -56,6 +56,9 @@ struct FieldInfo {
 const FieldInfo& field_info(Field f);
 std::optional<Field> field_from_name(const std::string& name);
 std::optional<double> field_value(const GpuSample& s, Field f);
+// NVLink state: not judged while the machine may still be training its links
+// (policy::kLinkTrainingGraceSeconds after boot).
+bool settles_after_boot(Field f);
 std::string field_names();  // "utilization, memory_utilization, ..." for error messages
 
 enum class EventKind {

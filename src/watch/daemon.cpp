@@ -8,6 +8,7 @@
 #include "core/clock.h"
 #include "core/reload_signal.h"
 #include "watch/alert_actions.h"
+#include "watch/maintenance_gate.h"
 #include "watch/metrics_render.h"
 #include "watch/textfile.h"
 
@@ -46,6 +47,37 @@ void reload_rules(const std::string& path, Watcher& watcher, AlertDispatcher& di
                  loaded->rules.size(), loaded->actions.size(), path.c_str());
 }
 
+// The maintenance window, read at every tick; its start, its end and a file that cannot be read
+// are each said once on stderr.
+class MaintenanceFile {
+public:
+    std::optional<MaintenanceWindow> read(const std::string& root) {
+        const auto now = static_cast<std::time_t>(epoch_now());
+        auto w = active_maintenance(root, now);
+        if (!w) {
+            if (w.status().message() != problem_)
+                std::fprintf(stderr, "trainrig watch: %s; alerts go out as usual\n",
+                             w.status().message().c_str());
+            problem_ = w.status().message();
+            return std::nullopt;
+        }
+        problem_.clear();
+        if (w->has_value() != active_)
+            std::fprintf(stderr, "trainrig watch: %s\n",
+                         w->has_value() ? (maintenance_line(**w, now) +
+                                           ": new alerts are held back until it ends")
+                                              .c_str()
+                                        : "the maintenance window is over: alerts go out again, "
+                                          "with those still firing from it");
+        active_ = w->has_value();
+        return *w;
+    }
+
+private:
+    bool active_ = false;
+    std::string problem_;
+};
+
 }  // namespace
 
 Status run_daemon(Watcher& watcher, const AlertConfig& config, std::unique_ptr<HistorySink> history,
@@ -79,6 +111,8 @@ Status run_daemon(Watcher& watcher, const AlertConfig& config, std::unique_ptr<H
                      "trainrig watch: %zu GPUs, every %g s, metrics on http://%s:%d/metrics\n",
                      view->gpus.size(), o.interval, o.listen->host.c_str(), server->port());
     }
+    MaintenanceGate gate;
+    MaintenanceFile maintenance;
     std::optional<TextfileWriter> textfile;
     if (!o.textfile_dir.empty()) textfile.emplace(o.textfile_dir);
     const double begin = monotonic_now();
@@ -87,7 +121,9 @@ Status run_daemon(Watcher& watcher, const AlertConfig& config, std::unique_ptr<H
         if (reload.take()) reload_rules(o.rules_path, watcher, dispatcher);
         const Watcher::Tick tick = watcher.tick(epoch_now());
         for (const auto& e : tick.events) log_event(*watcher.view(), e);
-        for (const auto& a : tick.alerts) dispatcher.send(a);
+        const auto window = maintenance.read(o.root);
+        for (const auto& a : gate.pass(tick.alerts, watcher.view()->alerts, window))
+            dispatcher.send(a);
         if (history) history->write(watcher, tick);
         if (o.verbose) log_tick(*watcher.view(), tick);
         if (textfile) textfile->write(*watcher.view());

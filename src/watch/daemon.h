@@ -24,6 +24,7 @@ struct DaemonOptions {
     std::string rules_path;               // read again on SIGHUP; empty: the defaults stay
     bool kernel_log = true;               // whether the kernel log was asked for
     bool verbose = false;                 // a line on stderr per tick
+    std::string root = "/";               // where the maintenance window's file is read
 };
 
 // Runs until stopped. Fails only when it cannot start (the metrics address taken); everything

@@ -54,10 +54,13 @@ TEST_F(CliContract, TheTableHasEveryLeaf) {
                                  "trainrig fleet judge",
                                  "trainrig slurm healthcheck",
                                  "trainrig npd",
+                                 "trainrig maintenance start",
+                                 "trainrig maintenance end",
+                                 "trainrig maintenance status",
                                  "trainrig stack",
                                  "trainrig stack check"})
         EXPECT_TRUE(paths.count(expected)) << expected;
-    EXPECT_EQ(paths.size(), 28u);
+    EXPECT_EQ(paths.size(), 31u);
 }
 
 TEST_F(CliContract, EveryLeafHasJsonOutputAndVerbose) {

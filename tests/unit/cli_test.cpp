@@ -47,9 +47,10 @@ TEST(Cli, TheReadmeCountsAndListsEveryCommand) {
     ss << in.rdbuf();
     const auto readme = ss.str();
     const auto commands = make_commands();
-    const char* words[] = {"zero",   "one",      "two",      "three",   "four",   "five",
-                           "six",    "seven",    "eight",    "nine",    "ten",    "eleven",
-                           "twelve", "thirteen", "fourteen", "fifteen", "sixteen"};
+    const char* words[] = {"zero",     "one",      "two",      "three",   "four",    "five",
+                           "six",      "seven",    "eight",    "nine",    "ten",     "eleven",
+                           "twelve",   "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+                           "eighteen", "nineteen", "twenty"};
     ASSERT_LT(commands.size(), std::size(words));
     EXPECT_NE(readme.find(std::string(words[commands.size()]) + " commands"), std::string::npos)
         << "README.md does not say \"" << words[commands.size()] << " commands\"";

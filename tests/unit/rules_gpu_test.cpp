@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "nvml_builder.h"
+#include "policy/gpu_health.h"
 #include "rule_test_util.h"
 
 namespace trainrig::test {
@@ -254,6 +255,24 @@ TEST(GpuNvlink, SxmPartWithALinkDownFails) {
     auto f = judge_one("gpu.nvlink", s);
     EXPECT_STATUS(f, kFail);
     EXPECT_NE(f.summary.find("11 of its 12"), std::string::npos);
+}
+
+TEST(GpuNvlink, LinksRightAfterBootAreNotJudgedYet) {
+    // Links train after the driver loads (policy::kLinkTrainingGraceSeconds): down at 2 min of
+    // uptime is not yet a fault; down at the grace's end is.
+    auto s = healthy_gpus();
+    nvml_at(s, 2).nvlinks.value()[5].active = false;
+    s.host.uptime_seconds = known(120.0);
+    auto f = judge_one("gpu.nvlink", s);
+    EXPECT_STATUS(f, kSkip);
+    EXPECT_NE(f.summary.find("GPU 2 with links down has"), std::string::npos) << f.summary;
+    EXPECT_NE(f.summary.find("up only 2.00 min"), std::string::npos) << f.summary;
+    s.host.uptime_seconds = known(policy::kLinkTrainingGraceSeconds);
+    EXPECT_STATUS(judge_one("gpu.nvlink", s), kFail);
+    // A healthy machine just booted passes as always.
+    auto fresh = healthy_gpus();
+    fresh.host.uptime_seconds = known(30.0);
+    EXPECT_STATUS(judge_one("gpu.nvlink", fresh), kPass);
 }
 
 TEST(GpuNvlink, PcieCardsWithoutBridgePassPartialBridgeWarns) {

@@ -86,6 +86,27 @@ TEST(DrainDecision, DrainsAnUnhealthyNodeWithTheCheckIdFirst) {
     EXPECT_TRUE(long_reason.reason.starts_with("trainrig:gpu.pcie-link x"));
 }
 
+TEST(DrainDecision, AMaintenanceWindowDrainsAndResumesNothing) {
+    auto r = result(kUnhealthy);
+    r.judged_at = 1796638500;  // 2026-12-07 10:15 UTC
+    r.maintenance =
+        MaintenanceWindow{r.judged_at - 600, r.judged_at + 3600, "driver upgrade", "ops"};
+    const auto self = node("n1");
+    const auto a = decide(r, self, {self});
+    EXPECT_EQ(a.kind, ActionKind::kNothing);
+    EXPECT_EQ(a.message,
+              "n1: maintenance until 2026-12-07T11:15:00Z (1.00 h left, by ops: driver "
+              "upgrade): nothing is drained or resumed");
+    const auto ours = node("n1", "IDLE+DRAIN", "trainrig:gpu.ecc 3 errors");
+    EXPECT_EQ(decide(result(kHealthy), ours, {ours}).kind, ActionKind::kResume);
+    auto healthy = result(kHealthy);
+    healthy.maintenance = r.maintenance;
+    EXPECT_EQ(decide(healthy, ours, {ours}).kind, ActionKind::kNothing);
+    EXPECT_EQ(health::scheduler_exit_code(r), 0);
+    r.maintenance.reset();
+    EXPECT_EQ(health::scheduler_exit_code(r), 1);
+}
+
 TEST(DrainDecision, ResumesOnlyWhatItDrained) {
     const auto ours = node("n1", "IDLE+DRAIN", "trainrig:gpu.ecc 3 errors");
     EXPECT_EQ(decide(result(kHealthy), ours, {ours}).kind, ActionKind::kResume);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
 #include "doctor/rule.h"
 #include "nvml/nvml_api.h"
 #include "temp_dir_test.h"
@@ -453,6 +454,38 @@ TEST(Alerts, NvlinkJudgedAgainstThePart) {
         }
         EXPECT_EQ(fired, cases[i].fired) << "case " << i;
     }
+}
+
+TEST(Alerts, LinksAreNotJudgedWhileTheyMayStillBeTraining) {
+    // An SXM GPU with two links down from boot: nothing while the machine has been up less than
+    // policy::kLinkTrainingGraceSeconds, then nvlink-down once they stay down 30 s more.
+    AlertEngine e({only("nvlink-down")});
+    auto booted = [](int t) {
+        NodeSample n = tick(t, 2);
+        for (auto& g : n.gpus) {
+            g.nvlinks_up = 18;
+            g.nvlinks_down = 0;
+            g.nvlinks_expected = 18;
+            g.nvlink_on_board = true;
+        }
+        n.gpus[1].nvlinks_up = 16;
+        n.gpus[1].nvlinks_down = 2;
+        n.uptime_seconds = 20.0 + t;  // watch started 20 s after boot
+        return n;
+    };
+    const auto alerts = run(e, 0, 400, booted, 2);
+    ASSERT_EQ(alerts.size(), 1u);
+    EXPECT_EQ(alerts[0].rule, "nvlink-down");
+    EXPECT_EQ(alerts[0].since, policy::kLinkTrainingGraceSeconds - 20);
+    EXPECT_EQ(alerts[0].at, policy::kLinkTrainingGraceSeconds - 20 + 30);
+    // Links that came up while training raise nothing at all.
+    AlertEngine clean({only("nvlink-down"), only("nvlink-degraded")});
+    auto trained = [&](int t) {
+        NodeSample n = booted(t);
+        if (t > 60) n.gpus[1].nvlinks_up = 18, n.gpus[1].nvlinks_down = 0;
+        return n;
+    };
+    EXPECT_TRUE(run(clean, 0, 400, trained, 2).empty());
 }
 
 TEST(Alerts, ChangedRulesResolveTheirAlerts) {

@@ -126,7 +126,7 @@ std::string BlockRun::run(uint3 index, const std::function<void()>& body) {
                                  t.back = std::move(back);
                                  finish_switch(nullptr, &t.back_bottom, &t.back_size);
                                  try {
-                                     body();
+                                     if (fault_.empty()) body();  // else: only to end cleanly
                                  } catch (const KernelTrap& trap) {
                                      if (fault_.empty()) fault_ = trap.why;
                                  } catch (const std::exception& e) {
@@ -158,9 +158,12 @@ std::string BlockRun::run(uint3 index, const std::function<void()>& body) {
         }
         if (!ran && fault_.empty() && live_ > 0) fault_ = describe_deadlock();
     }
-    // Threads left suspended by a fault are unwound by their fibers' destructors.
+    // Threads a fault left suspended, or never started, are run to their end: each resumes where
+    // it waits, finds the fault and leaves by a KernelTrap on its own stack (one never started
+    // leaves at once). Destroying a suspended fiber instead would unwind it through stack
+    // switches AddressSanitizer is not told of, which it then misreads as stack errors.
     for (auto& t : threads_) {
-        tl_thread = t.get();
+        if (t->fiber) resume(*t);
         t->fiber = {};
     }
     tl_block = outer_block;

@@ -39,12 +39,13 @@ packages=(
     help2man                      # package: man pages from each command's --help
     dpkg-dev file                 # package: dpkg-shlibdeps (Depends), which CPack finds binaries for with file
     man-db                        # package test: `man -l` renders every page
+    procps                        # tests: pgrep, to wait for a process's child
 )
 # Left out by --build: what only the tests, microbenchmarks and fuzzers use (a package added above
 # for them alone belongs here too).
 tests_only=(python3 hwloc sentencepiece zstd chromium python3-jsonschema python3-yaml prometheus
             libgtest-dev libgmock-dev libboost-context-dev python3-torch slurmctld slurmd slurm-client munge
-            libbenchmark-dev clang libclang-rt-14-dev libomp-dev man-db nodejs npm)
+            libbenchmark-dev clang libclang-rt-14-dev libomp-dev man-db nodejs npm procps)
 if [ "${1:-}" = --build ]; then
     kept=()
     for p in "${packages[@]}"; do

@@ -26,6 +26,10 @@
 namespace trainrig {
 namespace {
 
+// This process's parent as it started (before main), for --keep-partial's parent-death check.
+const pid_t kParentAtStart = ::getppid();
+
+
 class BenchCommand : public Command {
 public:
     const char* name() const override { return "bench"; }
@@ -197,7 +201,11 @@ public:
         // A stage of validate runs in its own process group, out of reach of a kill aimed at
         // validate (the OOM killer, MPI_Abort under validate --fleet): it must not outlive it
         // and hold a GPU. SIGTERM when the parent dies, which stops it as a stop request does.
-        if (keep_partial_) ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (keep_partial_) {
+            ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+            // A parent that died before the line above sends nothing: stop as it would have.
+            if (::getppid() != kParentAtStart) ::raise(SIGTERM);
+        }
         bench::BenchRun result;
         result.thresholds = thresholds_;
         result.machine = bench::collect_machine_facts();

@@ -178,12 +178,14 @@ TEST(BatchProbeCli, AHungDeviceTrialIsKilledAndDidNotFinish) {
 }
 
 TEST(BatchProbeCli, SigtermStopsTheSizeInProgressAndTheJsonSaysSo) {
-    // A size of many steps, stopped after 1.5 s: the trial's child is killed, the search ends,
-    // and the document says so with the status the process ends with.
+    // A size of many steps, stopped once its trial runs (a child of the probe, started after the
+    // probe handles SIGTERM): the trial's child is killed, the search ends, and the document
+    // says so with the status the process ends with.
     const std::string cmd =
         std::string("(") + TRAINRIG_BINARY +
         " train --find-batch --model tiny --seq 512 --mem-limit 2G --probe-steps 50 --json "
-        "--threads 1 & pid=$!; sleep 1.5; kill -TERM $pid; wait $pid)";
+        "--threads 1 & pid=$!; for i in $(seq 300); do pgrep -P $pid >/dev/null && break; "
+        "sleep 0.1; done; sleep 0.5; kill -TERM $pid; wait $pid)";
     const RunResult r = run_sh(cmd);
     EXPECT_EQ(r.rc, 143) << r.err;
     const json doc = parse(r);

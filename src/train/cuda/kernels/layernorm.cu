@@ -5,6 +5,7 @@
 
 #include "cuda/launch.h"
 #include "train/cuda/kernels/bf16_vector.cuh"
+#include "train/cuda/kernels/grid_stride.cuh"
 #include "train/cuda/train_kernels.h"
 
 namespace trainrig::train::cuda {
@@ -27,7 +28,7 @@ __global__ void __launch_bounds__(kFwdWarps * 32)
     layernorm_forward_kernel(bf16* out, float* mean, float* rstd, const bf16* inp, const bf16* w,
                              const bf16* b, int N, int C) {
     const int lane = static_cast<int>(threadIdx.x % 32);
-    const size_t row = size_t{blockIdx.x} * kFwdWarps + threadIdx.x / 32;
+    const size_t row = grid_warp<kFwdWarps>();
     if (row >= static_cast<size_t>(N)) return;  // whole warp: the shuffles below stay full
     const bf16* x = inp + row * C;
 
@@ -57,8 +58,8 @@ __global__ void __launch_bounds__(kBwdWarps * 32)
     layernorm_backward_kernel(float* dinp, const bf16* dout, const bf16* inp, const bf16* w,
                               const float* mean, const float* rstd, int N, int C) {
     const int lane = static_cast<int>(threadIdx.x % 32);
-    for (size_t row = size_t{blockIdx.x} * kBwdWarps + threadIdx.x / 32;
-         row < static_cast<size_t>(N); row += size_t{gridDim.x} * kBwdWarps) {
+    for (size_t row = grid_warp<kBwdWarps>(); row < static_cast<size_t>(N);
+         row += grid_warps<kBwdWarps>()) {
         const bf16* x = inp + row * C;
         const bf16* d = dout + row * C;
         float* di = dinp + row * C;

@@ -75,6 +75,19 @@ __device__ inline float row_mean(const bf16* x, int C, int lane, F f) {
     return warp_sum(sum) / static_cast<float>(C);
 }
 
+// Row `row` (C wide) of a normalization's backward pass: its input x, the output's gradient dy,
+// and the input's gradient dx (fp32, added to).
+struct RowGrad {
+    const bf16* x;
+    const bf16* dy;
+    float* dx;
+};
+__device__ inline RowGrad row_grad(const bf16* inp, const bf16* dout, float* dinp, size_t row,
+                                   int C) {
+    const size_t at = row * static_cast<size_t>(C);
+    return {inp + at, dout + at, dinp + at};
+}
+
 // An elementwise kernel's file takes all it uses from here with one
 // `using namespace vec::elementwise;`.
 namespace elementwise {

@@ -60,15 +60,13 @@ __global__ void __launch_bounds__(kBwdWarps * 32)
     const int lane = static_cast<int>(threadIdx.x % 32);
     for (size_t row = grid_warp<kBwdWarps>(); row < static_cast<size_t>(N);
          row += grid_warps<kBwdWarps>()) {
-        const bf16* x = inp + row * C;
-        const bf16* d = dout + row * C;
-        float* di = dinp + row * C;
+        const RowGrad g = row_grad(inp, dout, dinp, row, C);
         const float m = mean[row], s = rstd[row];
 
         float dnorm_sum = 0.0f, dnorm_norm_sum = 0.0f;
         for (int c = lane; c < C; c += 32) {
-            const float xc = __bfloat162float(x[c]);
-            const float dnorm = __bfloat162float(w[c]) * __bfloat162float(d[c]);
+            const float xc = __bfloat162float(g.x[c]);
+            const float dnorm = __bfloat162float(w[c]) * __bfloat162float(g.dy[c]);
             dnorm_sum += dnorm;
             dnorm_norm_sum += dnorm * (xc - m) * s;
         }
@@ -76,10 +74,10 @@ __global__ void __launch_bounds__(kBwdWarps * 32)
         const float dnorm_norm_mean = warp_sum(dnorm_norm_sum) / static_cast<float>(C);
 
         for (int c = lane; c < C; c += 32) {
-            const float xc = __bfloat162float(x[c]);
-            const float dc = __bfloat162float(d[c]);
+            const float xc = __bfloat162float(g.x[c]);
+            const float dc = __bfloat162float(g.dy[c]);
             const float norm = (xc - m) * s;
-            di[c] += (__bfloat162float(w[c]) * dc - dnorm_mean - norm * dnorm_norm_mean) * s;
+            g.dx[c] += (__bfloat162float(w[c]) * dc - dnorm_mean - norm * dnorm_norm_mean) * s;
         }
     }
 }

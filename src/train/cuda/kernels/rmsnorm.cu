@@ -53,20 +53,18 @@ __global__ void __launch_bounds__(kBwdWarps * 32)
     const int lane = static_cast<int>(threadIdx.x % 32);
     for (size_t row = grid_warp<kBwdWarps>(); row < static_cast<size_t>(N);
          row += grid_warps<kBwdWarps>()) {
-        const bf16* x = inp + row * C;
-        const bf16* d = dout + row * C;
-        float* di = dinp + row * C;
+        const RowGrad g = row_grad(inp, dout, dinp, row, C);
         const float s = rstd[row];
 
         float dot = 0.0f;
         for (int c = lane; c < C; c += 32)
-            dot += __bfloat162float(x[c]) * __bfloat162float(w[c]) * __bfloat162float(d[c]);
+            dot += __bfloat162float(g.x[c]) * __bfloat162float(w[c]) * __bfloat162float(g.dy[c]);
         const float k = warp_sum(dot) / static_cast<float>(C) * s * s * s;
 
         for (int c = lane; c < C; c += 32) {
-            const float xc = __bfloat162float(x[c]);
-            const float dc = __bfloat162float(d[c]);
-            di[c] += __bfloat162float(w[c]) * dc * s - xc * k;
+            const float xc = __bfloat162float(g.x[c]);
+            const float dc = __bfloat162float(g.dy[c]);
+            g.dx[c] += __bfloat162float(w[c]) * dc * s - xc * k;
         }
     }
 }

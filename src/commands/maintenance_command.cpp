@@ -90,7 +90,7 @@ public:
         }
         auto window = active_maintenance(root_, now);
         if (!window) return print_error(command_.c_str(), window.status());
-        const std::string file = (root_ / std::string(kMaintenanceFile).substr(1)).string();
+        const std::string file = maintenance_file(root_).string();
         std::string text;
         if (json_) {
             nlohmann::json doc = {{"schema", "trainrig.maintenance.status"},

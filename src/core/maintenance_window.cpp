@@ -61,8 +61,12 @@ Result<std::optional<MaintenanceWindow>> active_maintenance(const std::filesyste
     return std::optional(w);
 }
 
+std::filesystem::path maintenance_file(const std::filesystem::path& root) {
+    return RootFs(root).host_path(kMaintenanceFile);
+}
+
 Status start_maintenance(const std::filesystem::path& root, const MaintenanceWindow& w) {
-    const auto path = RootFs(root).host_path(kMaintenanceFile);
+    const auto path = maintenance_file(root);
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
     if (ec)
@@ -72,7 +76,7 @@ Status start_maintenance(const std::filesystem::path& root, const MaintenanceWin
 }
 
 Status end_maintenance(const std::filesystem::path& root) {
-    const auto path = RootFs(root).host_path(kMaintenanceFile);
+    const auto path = maintenance_file(root);
     std::error_code ec;
     std::filesystem::remove(path, ec);
     if (ec) return {Errc::kIo, fmt::format("cannot remove {}: {}", path.string(), ec.message())};

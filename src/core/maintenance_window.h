@@ -32,6 +32,9 @@ struct MaintenanceWindow {
 Result<std::optional<MaintenanceWindow>> active_maintenance(const std::filesystem::path& root,
                                                             std::time_t now);
 
+// Where the window's file is on this host's disk for the machine under `root`.
+std::filesystem::path maintenance_file(const std::filesystem::path& root);
+
 // Opens (or replaces) the window, written whole (temp file, fsync, rename).
 Status start_maintenance(const std::filesystem::path& root, const MaintenanceWindow& w);
 // Ends it now; no file is not an error.

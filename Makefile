@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 30
 VALIDATE_FLAGS ?= --level quick
 
-.PHONY: all deps build run test test-asan test-gpu-emulated fuzz package format clean
+.PHONY: all deps build run test test-asan test-gpu-emulated accuracy fuzz package format clean
 
 all: build
 
@@ -32,6 +32,13 @@ run: deps
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# docs/accuracy.md, measured anew on the seeded-fault corpus (tests/accuracy/README.md): every
+# check's false positives, false negatives and time to detect, and the fleet's gray failures.
+# `make test` checks that the file says what a run measures.
+accuracy: build
+	@python3 tests/accuracy/run_accuracy.py --trainrig $(BUILD)/trainrig \
+	  --fleet-sim $(BUILD)/accuracy_fleet_sim --write docs/accuracy.md
 
 # The suite under AddressSanitizer and UBSan (CMakePresets.json "debug-asan"): each test binary
 # run whole, without the tests labelled slow, reference, script or gpu, which the plain suite runs.

@@ -51,6 +51,20 @@ public:
                          "fraction (default 0.03)")
             ->check(CLI::Range(0.0, 1.0));
         judge_
+            ->add_option("--lemon-drains", options_.lemon.drains,
+                         "A node drained in this many of its last --lemon-reports reports within "
+                         "--lemon-days is a lemon, drained until repaired (default 3; 0: never)")
+            ->check(CLI::Range(0, 1000));
+        judge_
+            ->add_option("--lemon-reports", options_.lemon.reports,
+                         "How many of a node's latest reports the lemon rule counts (default 10)")
+            ->check(CLI::Range(1, 1000));
+        judge_
+            ->add_option("--lemon-days", options_.lemon.days,
+                         "How far back from a node's newest report the lemon rule looks "
+                         "(default 30)")
+            ->check(CLI::Range(0.01, 3650.0));
+        judge_
             ->add_option("--pairs", pairs_,
                          "Bandwidth measured between pairs of nodes (a trainrig.fleet.pairs "
                          "document, docs/formats.md, or `bench run nccl-pairs --json`): a node "
@@ -87,8 +101,7 @@ public:
             if (!loaded) return print_error("fleet judge", loaded.status());
             pairs = std::move(loaded).value();
         }
-        auto result = fleet::judge_fleet(nodes, options_, std::move(pairs));
-        result.set_aside = std::move(set_aside);
+        auto result = fleet::judge_fleet(nodes, options_, std::move(pairs), std::move(set_aside));
         const int code = result.exit_code();
         if (out_)
             if (auto s = fleet::write_fleet_report(result, *out_); !s.ok())

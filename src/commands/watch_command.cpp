@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "cli/print_error.h"
@@ -18,6 +19,7 @@
 #include "watch/history_sink.h"
 #include "watch/metrics_server.h"
 #include "watch/render_once.h"
+#include "watch/replay.h"
 #include "watch/textfile.h"
 #include "watch/watch_report.h"
 #include "watch/watcher.h"
@@ -103,10 +105,31 @@ public:
         declare_verbose_option(*report_, verbose_, "the remedy under each alert of the timeline");
         declare_help_footer(*report_, {"trainrig watch report --db watch.db --since 72h",
                                        "trainrig watch report --db watch.db --json -o week.json"});
+        replay_ = app.add_subcommand("replay",
+                                     "Judge a time line of ticks (watch --once --json documents) "
+                                     "with the alert rules, on the ticks' own clock");
+        replay_->add_option("timeline", timeline_, "The ticks, oldest first")
+            ->required()
+            ->check(existing_input())
+            ->type_name("FILE");
+        replay_->add_option("--rules", rules_path_, "Alert rules (TOML, docs/watch.md)")
+            ->check(existing_input())
+            ->type_name("FILE");
+        replay_->add_flag("--strict", strict_, "Exit 1 on a warning too (a warning alert fired)");
+        declare_json_option(*replay_, json_, "trainrig.watch.replay");
+        declare_output_options(*replay_, output_);
+        declare_verbose_option(*replay_, verbose_, "the remedy of each rule that fired");
+        declare_help_footer(
+            *replay_,
+            {"for i in $(seq 600); do trainrig watch --once --json >> ticks.json; sleep 1; done",
+             "trainrig watch replay --rules alerts.toml ticks.json"},
+            "Exit 1 when a critical alert fired (a warning too with --strict). docs/watch.md, "
+            "\"Replaying a time line\".");
     }
 
     int run(const GlobalOptions&) override {
         if (report_->parsed()) return run_report();
+        if (replay_->parsed()) return run_replay();
         options_.kernel_log = !no_kmsg_;
         options_.nvml_xid_events = !once_;  // one tick would not wait for them
         options_.instant = once_;
@@ -185,14 +208,43 @@ private:
             text = json_result(report_json(*r), "watch report", 0);
         } else {
             text = render_report_text(*r);
-            if (verbose_) {
-                std::set<std::string> shown;
-                for (const auto& a : r->timeline)
-                    if (!a.remedy.empty() && shown.insert(a.rule).second)
-                        text += fmt::format("{}: {}\n", a.rule, a.remedy);
-            }
+            if (verbose_) text += remedies(r->timeline);
         }
         return emit_result("watch report", output_, text, 0);
+    }
+
+    // -v: each rule's remedy, once, under the alerts.
+    static std::string remedies(const std::vector<Alert>& alerts) {
+        std::string out;
+        std::set<std::string> shown;
+        for (const auto& a : alerts)
+            if (!a.remedy.empty() && shown.insert(a.rule).second)
+                out += fmt::format("{}: {}\n", a.rule, a.remedy);
+        return out;
+    }
+
+    int run_replay() {
+        AlertConfig config = default_alert_config();
+        if (!rules_path_.empty()) {
+            auto loaded = load_alert_config(rules_path_);
+            if (!loaded) return print_error("watch replay", loaded.status());
+            config = std::move(loaded).value();
+        }
+        std::ifstream in(timeline_, std::ios::binary);
+        if (!in)
+            return print_error("watch replay",
+                               {Errc::kIo, fmt::format("cannot read {}", timeline_)});
+        auto r = replay_timeline(in, timeline_, config.rules);
+        if (!r) return print_error("watch replay", r.status());
+        int code = 0;
+        for (const auto& a : r->alerts)
+            if (a.firing && (a.severity == Severity::kCritical ||
+                             (strict_ && a.severity == Severity::kWarning)))
+                code = 1;
+        std::string text =
+            json_ ? json_result(replay_json(*r), "watch replay", code) : render_replay_text(*r);
+        if (verbose_ && !json_) text += remedies(r->alerts);
+        return emit_result("watch replay", output_, text, code);
     }
 
     int run_once(Watcher& watcher) {
@@ -248,6 +300,8 @@ private:
     std::string max_age_ = "30d";
     double max_mb_ = 2048;
     CLI::App* report_ = nullptr;
+    CLI::App* replay_ = nullptr;
+    std::string timeline_;
     std::string since_ = "24h";
 };
 

@@ -16,6 +16,20 @@ namespace trainrig {
 
 namespace {
 
+std::optional<double> uptime_of(const Snapshot& s) {
+    return s.host.uptime_seconds.is_known() ? std::optional(s.host.uptime_seconds.value())
+                                            : std::nullopt;
+}
+
+// Some GPU has NVLinks down: right after boot they may still be training (gpu.nvlink's grace).
+bool some_link_down(const std::vector<const NvmlGpu*>& gpus) {
+    for (const auto* g : gpus)
+        if (g->nvlinks.is_known())
+            for (const auto& l : g->nvlinks.value())
+                if (!l.active) return true;
+    return false;
+}
+
 void check_nvlink(const Snapshot& s, const RuleOptions&, Finding& f) {
     const auto* n = need_nvml(s, f);
     if (!n) return;
@@ -36,9 +50,7 @@ void check_nvlink(const Snapshot& s, const RuleOptions&, Finding& f) {
     GpuFieldReader read(f);
     size_t judged = 0;
     std::vector<std::string> training;  // links down while they may still be training
-    const std::optional<double> uptime = s.host.uptime_seconds.is_known()
-                                             ? std::optional(s.host.uptime_seconds.value())
-                                             : std::nullopt;
+    const std::optional<double> uptime = uptime_of(s);
     auto table = nlohmann::json::array();
     for (const auto* g : gpus) {
         const auto* links = read.get(*g, g->nvlinks);
@@ -129,6 +141,16 @@ void check_p2p_topology(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (by_label.count("?"))
         f.raise(FindingStatus::kWarn, "the path between some GPU pairs is unknown");
     if (fast && by_label.count("SYS")) {
+        // The paths follow the links: while they may still be training, a slow pair is not yet
+        // the machine's topology.
+        if (const auto uptime = uptime_of(s);
+            policy::links_may_be_training(uptime) && some_link_down(answering_gpus(*n)))
+            return f.raise(FindingStatus::kSkip,
+                           fmt::format("GPU pairs {} cross the CPU interconnect while NVLinks are "
+                                       "down, but the machine has been up only {}: links may "
+                                       "still be training; judged from {} after boot",
+                                       join(by_label["SYS"], ", "), format_duration(*uptime),
+                                       format_duration(policy::kLinkTrainingGraceSeconds)));
         f.raise(FindingStatus::kWarn,
                 fmt::format("GPU pairs {} cross the CPU interconnect (SYS) while others have a "
                             "direct path: a collective over all GPUs runs at the slow pairs' "

@@ -47,6 +47,12 @@ void differences(const std::vector<NodeInput>& nodes, const char* kind,
     for (const auto& n : nodes)
         if (n.judged())
             for (const auto& [k, v] : n.*field) by_key[k][v].push_back(n.name);
+    if (field == &NodeInput::settings)
+        for (auto& [key, groups] : by_key)
+            if (key.starts_with("NCCL_"))
+                for (const auto& n : nodes)
+                    if (n.judged() && n.environment_read && !n.settings.count(key))
+                        groups["(unset)"].push_back(n.name);
     for (const auto& [key, groups] : by_key) {
         if (groups.size() < 2) continue;
         size_t holders = 0;
@@ -108,6 +114,7 @@ void outliers(const std::vector<NodeInput>& nodes, const FleetOptions& o, FleetR
     for (const auto& n : nodes)
         if (n.judged())
             for (const auto& m : n.measurements) {
+                if (m.samples > 0 && m.samples < o.min_samples) continue;
                 by_key[m.key].first.push_back(&n);
                 by_key[m.key].second.push_back(&m);
             }
@@ -288,10 +295,61 @@ int FleetResult::exit_code() const {
     return count(NodeState::kDrain) || count(NodeState::kDrifted) ? 1 : 0;
 }
 
+namespace {
+
+using validate::HistoryEntry;
+using validate::Lemon;
+
+// Each judged node's reports, and the lemons among them: a finding, so that the heat map has a
+// column for it and the drain list a reason.
+std::map<std::string, std::pair<std::optional<Lemon>, std::vector<HistoryEntry>>> lemons(
+    const std::vector<NodeInput>& nodes, const std::vector<SetAside>& older,
+    const validate::LemonOptions& o, FleetResult& out, Judging& j) {
+    std::map<std::string, std::pair<std::optional<Lemon>, std::vector<HistoryEntry>>> by_node;
+    FleetFinding f;
+    f.id = f.kind = "lemon";
+    for (const auto& n : nodes) {
+        if (!n.judged()) continue;
+        std::vector<HistoryEntry> history = {
+            {n.source, n.written_at, n.written, n.verdict, n.failed}};
+        for (const auto& a : older)
+            if (a.name == n.name)
+                history.push_back({a.source, a.written_at, a.written, a.verdict, a.failed});
+        auto lemon = validate::judge_lemon(history, o);
+        if (lemon) {
+            f.nodes.push_back(n.name);
+            std::vector<std::string> when;
+            for (const auto& e : history)
+                if (e.drained())
+                    when.push_back(
+                        fmt::format("{} {}", e.written_at.empty() ? "?" : e.written_at,
+                                    e.failed.empty() ? "NOT READY" : join(e.failed, ",")));
+            f.evidence.push_back(fmt::format("{}: drained in {} of {} reports: {}", n.name,
+                                             lemon->drains, lemon->reports, join(when, "; ")));
+            j.cells[f.id][n.name] = {CheckState::kDrain,
+                                     fmt::format("{}/{}", lemon->drains, lemon->reports)};
+        }
+        if (history.size() > 1 || lemon) by_node[n.name] = {lemon, std::move(history)};
+    }
+    if (!f.nodes.empty()) {
+        f.summary = fmt::format(
+            "{} node{} drained in at least {} of {} last reports within {:g} days: lemon{}, "
+            "drained until repaired",
+            f.nodes.size(), f.nodes.size() == 1 ? "" : "s", o.drains,
+            f.nodes.size() == 1 ? "its" : "their", o.days, f.nodes.size() == 1 ? "" : "s");
+        out.findings.push_back(std::move(f));
+    }
+    return by_node;
+}
+
+}  // namespace
+
 FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions& options,
-                        std::optional<FleetPairs> pairs) {
+                        std::optional<FleetPairs> pairs, std::vector<SetAside> older) {
     FleetResult out;
     Judging j;
+    auto history = lemons(nodes, older, options.lemon, out, j);
+    out.set_aside = std::move(older);
     differences(nodes, "drift", &NodeInput::versions, out, j.drift, j);
     differences(nodes, "drift", &NodeInput::settings, out, j.drift, j);
     differences(nodes, "shape", &NodeInput::shape, out, j.shape, j);
@@ -306,6 +364,12 @@ FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions&
             out.checks.push_back(f.id);
     for (const auto& n : nodes) {
         NodeVerdict v;
+        const std::optional<validate::Lemon>* lemon = nullptr;
+        if (auto it = history.find(n.name); it != history.end()) {
+            v.lemon = it->second.first;
+            v.history = it->second.second;
+            lemon = &v.lemon;
+        }
         v.name = n.name;
         v.source = n.source;
         v.own_verdict = n.verdict;
@@ -321,10 +385,15 @@ FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions&
             v.state = NodeState::kUnknown;
             v.reasons.push_back(n.doubt);
         } else if (n.verdict == "NOT READY" || j.shape.count(n.name) || j.slow.count(n.name) ||
-                   j.pair_bad.count(n.name)) {
-            // Its own failure, hardware unlike the rest, or slower than the rest: drain it.
+                   j.pair_bad.count(n.name) || (lemon && *lemon)) {
+            // Its own failure, hardware unlike the rest, slower than the rest, or failing too
+            // often: drain it. A lemon's reason comes first: it is why a node whose newest
+            // report passed stays out.
             v.state = NodeState::kDrain;
-            v.reasons = n.failed;
+            if (lemon && *lemon)
+                v.reasons.push_back(validate::lemon_reason(**lemon, options.lemon));
+            if (n.verdict == "NOT READY")
+                v.reasons.insert(v.reasons.end(), n.failed.begin(), n.failed.end());
             add(j.shape);
             add(j.slow);
             add(j.pair_bad);

@@ -2,7 +2,8 @@
 // itself. Drift: a version or setting that differs from the fleet's majority. Shape: hardware
 // (GPU count and links, NICs, memory) that differs from the majority. Outliers: a measurement
 // below the fleet's median by more than its spread allows, with median and MAD so that a few
-// bad nodes cannot move the reference (robust_stats.h).
+// bad nodes cannot move the reference (robust_stats.h). Lemons: a node drained in too many of its
+// recent reports (lemon.h).
 #pragma once
 
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "fleet/node_input.h"
 #include "measure/pair_schedule.h"
+#include "validate/lemon.h"
 
 namespace trainrig::fleet {
 
@@ -21,6 +23,12 @@ struct FleetOptions {
     double z = 3.0;
     double min_deviation = 0.03;
     size_t min_nodes = 4;  // measured on fewer nodes, a measurement is not judged for outliers
+    // A value that is the median of fewer samples is not judged for outliers: with 1 % noise a
+    // single sample drains about 11 healthy nodes in 1,000 at these thresholds, a median of 3
+    // 1 in 29,100 while finding every 5 % slowdown (docs/accuracy.md, "Fleet gray failures").
+    // validate takes 5 to 10 samples of each GPU benchmark, 3 at --level quick for NCCL.
+    size_t min_samples = 3;
+    validate::LemonOptions lemon;  // docs/fleet.md, "Lemon nodes"
 };
 
 struct FleetFinding {
@@ -48,9 +56,11 @@ struct NodeVerdict {
     std::string source;
     std::string own_verdict;  // the node's own: READY ... UNKNOWN
     NodeState state = NodeState::kReady;
-    std::vector<std::string> reasons;   // ids first: "gpu.pcie-link", "outlier.gemm.bf16 GPU 3"
-    std::vector<std::string> warnings;  // NodeInput::warnings
-    std::vector<CheckCell> cells;       // one per FleetResult::checks
+    std::vector<std::string> reasons;      // ids first: "gpu.pcie-link", "outlier.gemm.bf16 GPU 3"
+    std::vector<std::string> warnings;     // NodeInput::warnings
+    std::vector<CheckCell> cells;          // one per FleetResult::checks
+    std::optional<validate::Lemon> lemon;  // drained too often lately (lemon.h)
+    std::vector<validate::HistoryEntry> history;  // its reports, newest first, when it has several
 };
 
 // One measurement across the fleet, for the report's plots: every node's and GPU's value against
@@ -108,7 +118,10 @@ struct FleetResult {
 
 // `pairs`, when given, adds the pair judgement: a node slow with every partner, one of them
 // known good, is drained; one slow only with other suspects is UNKNOWN until re-tested.
+// `older`: the hosts' older reports (keep_newest_per_host), their history for the lemon rule; the
+// result keeps them as set_aside.
 FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions& options = {},
-                        std::optional<FleetPairs> pairs = std::nullopt);
+                        std::optional<FleetPairs> pairs = std::nullopt,
+                        std::vector<SetAside> older = {});
 
 }  // namespace trainrig::fleet

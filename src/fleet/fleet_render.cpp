@@ -83,13 +83,25 @@ nlohmann::json pairs_json(const FleetPairs& p, const FleetResult& r) {
 
 nlohmann::json fleet_json(const FleetResult& r) {
     nlohmann::json nodes = nlohmann::json::array(), findings = nlohmann::json::array();
-    for (const auto& n : r.nodes)
+    for (const auto& n : r.nodes) {
+        nlohmann::json history = nlohmann::json::array();
+        for (const auto& e : n.history)
+            history.push_back({{"source", e.source},
+                               {"written_at", e.written_at},
+                               {"verdict", e.verdict},
+                               {"failed", e.failed}});
         nodes.push_back({{"name", n.name},
                          {"source", n.source},
                          {"own_verdict", n.own_verdict},
                          {"state", node_state_name(n.state)},
                          {"reasons", n.reasons},
-                         {"warnings", n.warnings}});
+                         {"warnings", n.warnings},
+                         {"lemon", n.lemon ? nlohmann::json{{"drains", n.lemon->drains},
+                                                            {"reports", n.lemon->reports},
+                                                            {"check", n.lemon->check}}
+                                           : nlohmann::json(nullptr)},
+                         {"history", history}});
+    }
     for (const auto& f : r.findings)
         findings.push_back({{"id", f.id},
                             {"kind", f.kind},

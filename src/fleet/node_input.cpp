@@ -53,14 +53,21 @@ void add_machine(const Snapshot& s, NodeInput& n) {
         std::vector<std::string> names, links;
         for (const auto& g : s.nvml.value().gpus) {
             names.push_back(g.name.is_known() ? g.name.value() : "unnamed GPU");
-            if (g.pcie.gen.is_known() && g.pcie.width.is_known())
-                links.push_back(fmt::format("Gen{} x{}", g.pcie.gen.value(), g.pcie.width.value()));
+            // The generation the link can train to, not the one it runs at: an idle GPU drops
+            // its link to Gen1 to save power, and doctor judges a slow link under load
+            // (gpu.pcie-link). A narrower link is a fault at any load.
+            if (g.pcie.gen_max.is_known() && g.pcie.width.is_known())
+                links.push_back(
+                    fmt::format("Gen{} x{}", g.pcie.gen_max.value(), g.pcie.width.value()));
         }
         n.shape["gpus"] = names.empty() ? "none" : tally(names);
         if (!links.empty()) n.shape["gpu_links"] = tally(links);
-    } else if (s.pci_devices.is_known()) {
-        n.shape["gpus"] = std::to_string(select_gpus(s).gpus.size()) + " on the PCI bus";
     }
+    // Counted on the bus too, so that a node whose driver did not answer is compared on what was
+    // read (its GPUs are there) rather than on a "gpus" no other node has (a hung NVML is not a
+    // missing GPU; its own verdict says UNKNOWN).
+    if (s.pci_devices.is_known())
+        n.shape["gpus_on_pci_bus"] = std::to_string(select_gpus(s).gpus.size());
     if (s.nics.is_known()) {
         size_t ib = 0;
         for (const auto& nic : s.nics.value())
@@ -79,10 +86,13 @@ void add_machine(const Snapshot& s, NodeInput& n) {
     setting("vm.swappiness", k.swappiness);
     setting("kernel.numa_balancing", k.numa_balancing);
     setting("transparent_hugepage", k.thp_enabled);
+    setting("transparent_hugepage_defrag", k.thp_defrag);  // kernel.thp judges both
     if (s.nofile.is_known()) n.settings["nofile"] = std::to_string(s.nofile.value().soft);
-    if (s.environment.is_known())
+    if (s.environment.is_known()) {
+        n.environment_read = true;
         for (const auto& [var, value] : s.environment.value().vars)
             if (var.starts_with("NCCL_")) n.settings[var] = value;
+    }
 }
 
 void add_measurements(const json& bench, NodeInput& n) {
@@ -108,6 +118,7 @@ void add_measurements(const json& bench, NodeInput& n) {
                     m.params += (m.params.empty() ? "" : " ") + k + "=" + text_of(v);
         m.unit = r->unit;
         m.value = r->median();
+        m.samples = r->samples.size();
         m.higher_is_better = bench::higher_is_better(*r);
         n.measurements.push_back(std::move(m));
     }
@@ -245,7 +256,8 @@ std::vector<SetAside> keep_newest_per_host(std::vector<NodeInput>& nodes) {
         const NodeInput& n = nodes[i];
         const auto it = n.problem.empty() ? newest.find(n.name) : newest.end();
         if (it != newest.end() && it->second != i)
-            out.push_back({n.name, n.source, n.written_at, nodes[it->second].source});
+            out.push_back({n.name, n.source, n.written_at, nodes[it->second].source, n.written,
+                           n.verdict, n.failed});
     }
     std::vector<NodeInput> kept;
     for (size_t i = 0; i < nodes.size(); ++i) {

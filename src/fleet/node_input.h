@@ -19,7 +19,8 @@ struct Measurement {
     std::string params;  // how it was measured, for people: "dtype=bf16 m=8192", or ""
     std::string device;  // "GPU 3", a disk, or "" for the node as a whole
     std::string unit;
-    double value = 0;  // the median of its samples
+    double value = 0;    // the median of its samples
+    size_t samples = 0;  // how many; 0 when not said
     bool higher_is_better = true;
 };
 
@@ -38,6 +39,9 @@ struct NodeInput {
     std::map<std::string, std::string> versions;  // validate/versions.h, less trainrig itself
     std::map<std::string, std::string> shape;     // gpus, gpu_links, nics, infiniband, memory
     std::map<std::string, std::string> settings;  // live kernel settings, NCCL environment
+    // The environment was read: an NCCL_* variable another node sets is "unset" here, a
+    // difference too (one node with NCCL_P2P_DISABLE=1 is the drift to find).
+    bool environment_read = false;
     std::vector<Measurement> measurements;
     // What it says enters the fleet's majorities, medians and drain list.
     bool judged() const { return problem.empty() && doubt.empty(); }
@@ -50,6 +54,9 @@ struct SetAside {
     std::string source;      // the path set aside
     std::string written_at;  // when it was written, or ""
     std::string kept;        // the path that is the node's state
+    std::time_t written = 0;
+    std::string verdict;              // its own, then
+    std::vector<std::string> failed;  // the checks it failed then
 };
 
 // Reads one path: a report directory, a report.json, or a snapshot JSON.

@@ -45,26 +45,30 @@ Result<CachedReport> read_report_json(const std::string& file) {
     if (r.incomplete || !r.changed.empty()) return r;
     if (const auto it = j.find("items"); it != j.end() && it->is_array())
         for (const auto& item : *it) {
-            if (!item.is_object() || text_of(item, "level") != "fail" ||
-                text_of(item, "stage") == "doctor")
-                continue;
-            r.failed.push_back({text_of(item, "id"), text_of(item, "summary")});
+            if (!item.is_object() || text_of(item, "level") != "fail") continue;
+            r.failed_checks.push_back(text_of(item, "id"));
+            if (text_of(item, "stage") != "doctor")
+                r.failed.push_back({text_of(item, "id"), text_of(item, "summary")});
         }
     return r;
 }
 
 }  // namespace
 
-Result<CachedReport> read_cached_report(const std::string& path) {
+Result<std::vector<CachedReport>> read_cached_reports(const std::string& path) {
     std::error_code ec;
     const fs::path p(path);
-    if (fs::is_regular_file(p, ec)) return read_report_json(path);
+    auto one = [](Result<CachedReport> r) -> Result<std::vector<CachedReport>> {
+        if (!r) return r.status();
+        return std::vector<CachedReport>{std::move(r).value()};
+    };
+    if (fs::is_regular_file(p, ec)) return one(read_report_json(path));
     if (!fs::is_directory(p, ec))
         return Status(Errc::kNotFound, fmt::format("no validate report at {}", path));
-    if (fs::is_regular_file(p / "report.json", ec)) return read_report_json(p / "report.json");
-    // A folder of report directories: the one that finished last. One unreadable report does not
-    // hide the others, but is not skipped silently when it is the only one.
-    std::optional<CachedReport> newest;
+    if (fs::is_regular_file(p / "report.json", ec)) return one(read_report_json(p / "report.json"));
+    // A folder of report directories. One unreadable report does not hide the others, but is not
+    // skipped silently when it is the only one.
+    std::vector<CachedReport> out;
     Status last_error(Errc::kNotFound, fmt::format("no validate report in {}", path),
                       "write one with `trainrig validate --report DIR` under it");
     for (const auto& entry : fs::directory_iterator(p, ec)) {
@@ -75,12 +79,22 @@ Result<CachedReport> read_cached_report(const std::string& path) {
             last_error = r.status();
             continue;
         }
-        if (!newest || validate::report_supersedes(r->incomplete, r->finished, newest->incomplete,
-                                                   newest->finished))
-            newest = std::move(r).value();
+        out.push_back(std::move(r).value());
     }
     if (ec) return Status(Errc::kIo, fmt::format("cannot list {}: {}", path, ec.message()));
-    if (!newest) return last_error;
+    if (out.empty()) return last_error;
+    return out;
+}
+
+Result<CachedReport> read_cached_report(const std::string& path) {
+    auto all = read_cached_reports(path);
+    if (!all) return all.status();
+    // The one that finished last (an interrupted one only when none finished whole).
+    const CachedReport* newest = nullptr;
+    for (const auto& r : *all)
+        if (!newest || validate::report_supersedes(r.incomplete, r.finished, newest->incomplete,
+                                                   newest->finished))
+            newest = &r;
     return *newest;
 }
 

@@ -22,12 +22,17 @@ struct CachedReport {
     // since written: ..."): what it says is not a reason to act, so `failed` stays empty.
     bool incomplete = false;
     std::string changed;
-    std::vector<Problem> failed;  // level "fail", stage other than doctor
+    std::vector<Problem> failed;             // level "fail", stage other than doctor
+    std::vector<std::string> failed_checks;  // every failed item's id, doctor's too (the history)
 };
 
 // `path` is a report directory, its report.json, or a folder of report directories (the newest
 // finished one is taken; an interrupted one only when none finished whole). kNotFound when there
 // is none; kInvalidInput when it is not a trainrig.validate report.
 Result<CachedReport> read_cached_report(const std::string& path);
+
+// Every report at `path` (one, or each of a folder's), unreadable ones left out; kNotFound, or
+// the last one's error, when none could be read. For a host's history (validate/lemon.h).
+Result<std::vector<CachedReport>> read_cached_reports(const std::string& path);
 
 }  // namespace trainrig::health

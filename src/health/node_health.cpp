@@ -6,6 +6,7 @@
 
 #include "core/utc_time.h"
 #include "health/cached_report.h"
+#include "validate/lemon.h"
 
 namespace trainrig::health {
 
@@ -38,7 +39,24 @@ int health_exit_code(Health h) {
 
 namespace {
 
-// The latest validate report's failed measurements, when it is this node's and recent enough.
+// A lemon (validate/lemon.h): this host's whole reports at `path`, judged as fleet judge judges
+// them.
+void add_lemon(const HealthOptions& options, const CachedReport& latest, HealthResult& result) {
+    auto all = read_cached_reports(options.report);
+    if (!all) return;
+    std::vector<validate::HistoryEntry> history;
+    for (const auto& r : *all)
+        if (r.host == latest.host && !r.incomplete && r.changed.empty())
+            history.push_back({r.path, r.finished_at, r.finished, r.verdict, r.failed_checks});
+    const validate::LemonOptions lemon_options;
+    if (auto lemon = validate::judge_lemon(history, lemon_options)) {
+        const std::string reason = validate::lemon_reason(*lemon, lemon_options);
+        result.failures.push_back({"lemon", reason.substr(reason.find(' ') + 1)});
+    }
+}
+
+// The latest validate report's failed measurements, when it is this node's and recent enough;
+// and whether the host's reports there make it a lemon.
 void add_report(const HealthOptions& options, HealthResult& result) {
     auto report = read_cached_report(options.report);
     if (!report) {
@@ -74,6 +92,7 @@ void add_report(const HealthOptions& options, HealthResult& result) {
     }
     result.notes.push_back(fmt::format("{} (validate {}, finished {})", report->path,
                                        report->verdict, report->finished_at));
+    add_lemon(options, *report, result);
     for (auto& p : report->failed) result.failures.push_back(std::move(p));
 }
 
@@ -93,6 +112,7 @@ Result<HealthResult> check_health(const HealthOptions& options) {
     if (options.expect_gpus >= 0) rule_options.expect_gpus = options.expect_gpus;
     for (const auto& f : judge(*snap, rule_options, selection)) {
         ++result.checks;
+        result.judged.push_back(f.id);
         if (f.status == FindingStatus::kFail) result.failures.push_back({f.id, f.summary});
         if (f.status == FindingStatus::kError) result.unknowns.push_back({f.id, f.summary});
         if (f.status == FindingStatus::kSkip) ++result.not_applicable;
@@ -123,6 +143,7 @@ nlohmann::json health_json(const HealthResult& r) {
         {"health", health_name(r.health)},
         {"host", r.host},
         {"checks", r.checks},
+        {"judged", r.judged},
         {"not_applicable", r.not_applicable},
         {"failures", problems(r.failures)},
         {"unknowns", problems(r.unknowns)},

@@ -44,11 +44,12 @@ struct HealthOptions {
 struct HealthResult {
     Health health = Health::kUnknown;
     std::string host;
-    std::vector<Problem> failures;   // failed checks, then the report's failed measurements
-    std::vector<Problem> unknowns;   // checks that could not run
-    std::vector<std::string> notes;  // which report was used, or why none
-    size_t checks = 0;               // doctor checks run
-    size_t not_applicable = 0;       // of those, skipped: nothing here for them to judge
+    std::vector<Problem> failures;    // failed checks, then the report's failed measurements
+    std::vector<Problem> unknowns;    // checks that could not run
+    std::vector<std::string> notes;   // which report was used, or why none
+    size_t checks = 0;                // doctor checks run
+    std::vector<std::string> judged;  // their ids
+    size_t not_applicable = 0;        // of those, skipped: nothing here for them to judge
     // An operator's maintenance window in force (core/maintenance_window.h): the node is judged
     // and its problems said, but it reports healthy to the scheduler and nothing is drained.
     std::optional<MaintenanceWindow> maintenance;

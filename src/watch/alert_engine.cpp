@@ -68,6 +68,7 @@ std::string where(int gpu, const std::vector<GpuIdentity>& ids) {
 Alert draft(const Rule& r, int gpu, const std::vector<GpuIdentity>& ids) {
     Alert a;
     a.rule = r.name;
+    a.check = r.doctor_rule;
     a.severity = r.severity;
     a.gpu = gpu;
     if (gpu >= 0 && static_cast<size_t>(gpu) < ids.size()) {
@@ -443,6 +444,7 @@ std::string alert_json(const Alert& a) {
                         {"count", a.count},
                         {"summary", a.summary},
                         {"remedy", a.remedy}};
+    if (!a.check.empty()) j["check"] = a.check;
     if (a.gpu >= 0) j["gpu"] = a.gpu;
     if (!a.uuid.empty()) j["uuid"] = a.uuid;
     if (!a.device.empty()) j["pci_bus_id"] = a.device;

@@ -18,6 +18,7 @@ namespace trainrig::watch {
 
 struct Alert {
     std::string rule;
+    std::string check;  // the doctor check that judges the same condition; "" when none
     Severity severity = Severity::kWarning;
     bool firing = true;  // false: this is its resolution
     int gpu = -1;        // -1: not a GPU of this node (an AER on a switch port)

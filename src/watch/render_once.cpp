@@ -4,14 +4,10 @@
 
 #include "doctor/xid_catalog.h"
 #include "watch/metrics_render.h"
+#include "watch/sample_json.h"
 
 namespace trainrig::watch {
 namespace {
-
-template <class T>
-void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-    if (v) j[key] = *v;
-}
 
 std::string reasons_text(uint64_t bits) {
     std::string out;
@@ -44,41 +40,14 @@ nlohmann::json view_to_json(const WatchView& v, const std::vector<KernelEvent>& 
     nlohmann::json doc = {{"schema", "trainrig.watch.sample"}, {"schema_version", 1}};
     doc["time"] = v.last ? v.last->time : v.start_time;
     doc["seconds"] = v.last ? v.last->seconds : 0.0;
+    if (v.last && v.last->uptime_seconds) doc["uptime_seconds"] = *v.last->uptime_seconds;
     doc["driver_version"] = v.driver_version;
     if (!v.nvml_problem.empty()) doc["nvml_problem"] = v.nvml_problem;
     doc["gpus"] = nlohmann::json::array();
     for (const auto& id : v.gpus) {
         nlohmann::json g = {
             {"index", id.index}, {"uuid", id.uuid}, {"name", id.name}, {"pci_bus_id", id.bus_id}};
-        if (v.last && id.index < v.last->gpus.size()) {
-            const GpuSample& s = v.last->gpus[id.index];
-            g["state"] = gpu_state_name(s.state);
-            if (!s.problem.empty()) g["problem"] = s.problem;
-            put(g, "utilization", s.utilization);
-            put(g, "memory_utilization", s.memory_utilization);
-            put(g, "memory_used_bytes", s.memory_used_bytes);
-            put(g, "memory_total_bytes", s.memory_total_bytes);
-            put(g, "temperature_celsius", s.temperature_celsius);
-            put(g, "power_watts", s.power_watts);
-            put(g, "power_limit_watts", s.power_limit_watts);
-            put(g, "energy_joules", s.energy_joules);
-            put(g, "sm_clock_hertz", s.sm_clock_hertz);
-            put(g, "memory_clock_hertz", s.memory_clock_hertz);
-            if (s.clock_event_reasons) {
-                g["clock_event_reasons"] = nlohmann::json::array();
-                for (const auto& r : kClockEventReasons)
-                    if (*s.clock_event_reasons & r.bit) g["clock_event_reasons"].push_back(r.name);
-            }
-            put(g, "pcie_replays", s.pcie_replays);
-            put(g, "ecc_corrected", s.ecc_corrected);
-            put(g, "ecc_uncorrected", s.ecc_uncorrected);
-            put(g, "remapped_rows_correctable", s.remapped_rows_correctable);
-            put(g, "remapped_rows_uncorrectable", s.remapped_rows_uncorrectable);
-            put(g, "remap_pending", s.remap_pending);
-            put(g, "remap_failed", s.remap_failed);
-            put(g, "nvlinks_up", s.nvlinks_up);
-            put(g, "nvlinks_down", s.nvlinks_down);
-        }
+        if (v.last && id.index < v.last->gpus.size()) put_gpu_sample(v.last->gpus[id.index], g);
         doc["gpus"].push_back(std::move(g));
     }
     nlohmann::json kmsg = {{"followed", v.kmsg_followed},

@@ -143,6 +143,56 @@ TEST_F(FleetCli, SeveralReportsOfOneHostAreOneNode) {
         << r.out;
 }
 
+// A node drained in 3 of its last 4 reports is a lemon: drained although its newest report passed,
+// with its history in the JSON and the lemon in the report; the window and the count are options.
+TEST_F(FleetCli, ANodeThatKeepsFailingIsALemonUntilRepaired) {
+    auto fail = [](const std::string& check) {
+        return [check](json& doc) {
+            doc["verdict"] = "NOT READY";
+            doc["items"] = json::array({{{"id", check},
+                                         {"stage", "doctor"},
+                                         {"level", "fail"},
+                                         {"summary", check + " failed"}}});
+        };
+    };
+    validate_as("hgx-8xh100", dir_ / "a", "node07", "2026-11-20T10:00:00Z", fail("gpu.ecc"));
+    validate_as("hgx-8xh100", dir_ / "b", "node07", "2026-11-27T10:00:00Z", fail("kmsg.xid"));
+    validate_as("hgx-8xh100", dir_ / "c", "node07", "2026-12-03T10:00:00Z", fail("gpu.ecc"));
+    validate_as("hgx-8xh100", dir_ / "d", "node07", "2026-12-06T10:00:00Z");
+    for (int i = 1; i <= 3; ++i)
+        validate_as("hgx-8xh100", dir_ / ("n" + std::to_string(i)), "node0" + std::to_string(i),
+                    "2026-12-06T10:00:00Z");
+    auto r =
+        run_trainrig("fleet judge --json --out " + (dir_ / "out").string() + " " + dir_.string());
+    EXPECT_EQ(r.rc, 1) << r.out << r.err;
+    json doc = json::parse(r.out);
+    const json node = states(doc)["node07"];
+    EXPECT_EQ(node["state"], "DRAIN") << node;
+    EXPECT_EQ(node["own_verdict"], "READY");
+    EXPECT_EQ(node["reasons"][0],
+              "lemon gpu.ecc: drained in 3 of its last 4 reports within 30 days");
+    EXPECT_EQ(node["lemon"]["drains"], 3);
+    EXPECT_EQ(node["lemon"]["check"], "gpu.ecc");
+    ASSERT_EQ(node["history"].size(), 4u);
+    EXPECT_EQ(node["history"][0]["written_at"], "2026-12-06T10:00:00Z");
+    EXPECT_EQ(node["history"][1]["failed"], json::array({"gpu.ecc"}));
+    EXPECT_EQ(
+        doc["drain"][0]["scheduler_reason"].get<std::string>().rfind("trainrig:lemon gpu.ecc", 0),
+        0u)
+        << doc["drain"];
+    EXPECT_EQ(states(doc)["node01"]["lemon"], nullptr);
+    EXPECT_NE(slurp(dir_ / "out" / "fleet-report.md").find("lemon"), std::string::npos);
+    EXPECT_NE(slurp(dir_ / "out" / "fleet-report.html").find("2026-11-27T10:00:00Z kmsg.xid"),
+              std::string::npos);
+    // Looking back 5 days, two drains: not a lemon, and its newest report says READY.
+    fs::remove_all(dir_ / "out");
+    r = run_trainrig("fleet judge --json --lemon-days 5 " + dir_.string());
+    EXPECT_EQ(r.rc, 0) << r.out << r.err;
+    EXPECT_EQ(states(json::parse(r.out))["node07"]["state"], "READY");
+    r = run_trainrig("fleet judge --json --lemon-drains 4 " + dir_.string());
+    EXPECT_EQ(states(json::parse(r.out))["node07"]["state"], "READY");
+}
+
 // A report edited after validate wrote it (a NOT READY turned READY by hand) is not judged: the
 // node is UNKNOWN, "report changed since written", and `trainrig report` says so too.
 TEST_F(FleetCli, AChangedReportIsUnknownNeverReady) {

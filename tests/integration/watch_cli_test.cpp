@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "background_process.h"
 #include "run_binary.h"
@@ -186,6 +189,39 @@ protected:
 };
 
 using WatchLostGpu = WatchTempDir;
+using WatchReplay = WatchTempDir;
+
+// What --once writes, appended, is a time line replay reads: the article box's lost GPU and its
+// Xid fire at once (critical: exit 1), as the daemon would; a time line that goes back is refused
+// in one sentence naming the document.
+TEST_F(WatchReplay, TicksThatOnceWroteAreJudgedAgain) {
+    const std::string ticks = (dir_ / "ticks.json").string();
+    std::string text;
+    for (int i = 0; i < 3; ++i) {
+        auto r = run_trainrig("watch --once --json --root " + fixture("article-box"),
+                              "TRAINRIG_FAKE_NVML=" + nvml_fixture("article-box.json"));
+        ASSERT_EQ(r.rc, 1) << r.err;
+        text += r.out;
+    }
+    std::ofstream(ticks) << text;
+    auto r = run_trainrig("watch replay --json " + ticks);
+    EXPECT_EQ(r.rc, 1) << r.err;
+    const auto doc = nlohmann::json::parse(r.out);
+    EXPECT_EQ(doc["schema"], "trainrig.watch.replay");
+    EXPECT_EQ(doc["ticks"], 3);
+    std::set<std::string> fired;
+    for (const auto& a : doc["alerts"]) fired.insert(a["rule"].get<std::string>());
+    EXPECT_TRUE(fired.count("gpu-lost")) << r.out;
+    EXPECT_TRUE(fired.count("xid-fatal")) << r.out;
+    r = run_trainrig("watch replay " + ticks);
+    EXPECT_NE(r.out.find("FIRING   gpu-lost [critical]"), std::string::npos) << r.out;
+    const auto first = text.substr(0, text.find("}\n{") + 2);
+    std::ofstream(ticks) << text.substr(first.size()) + first;  // the first tick last
+    r = run_trainrig("watch replay " + ticks);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("document 3: time"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
 
 TEST_F(WatchLostGpu, KeepsTheIdentityTheDriverStillListsAndItsXidNamesIt) {
     // article-box: GPU 1 (41:00.0) was lost before watch started; NVML answers GPU_IS_LOST for

@@ -46,6 +46,7 @@ TEST_F(CliContract, TheTableHasEveryLeaf) {
                                  "trainrig bench run",
                                  "trainrig watch",
                                  "trainrig watch report",
+                                 "trainrig watch replay",
                                  "trainrig train",
                                  "trainrig validate",
                                  "trainrig report",
@@ -60,7 +61,7 @@ TEST_F(CliContract, TheTableHasEveryLeaf) {
                                  "trainrig stack",
                                  "trainrig stack check"})
         EXPECT_TRUE(paths.count(expected)) << expected;
-    EXPECT_EQ(paths.size(), 31u);
+    EXPECT_EQ(paths.size(), 32u);
 }
 
 TEST_F(CliContract, EveryLeafHasJsonOutputAndVerbose) {

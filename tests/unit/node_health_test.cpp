@@ -191,6 +191,35 @@ TEST_F(CheckHealthTest, AnInterruptedReportDrainsNothing) {
     EXPECT_NE(r->notes[0].find("interrupted"), std::string::npos) << r->notes[0];
 }
 
+// A node drained in 3 of its last 4 reports is a lemon: unhealthy although its newest report
+// passed, with the check it failed most; moving the old reports out (the operator's repair)
+// clears it.
+TEST_F(CheckHealthTest, ALemonStaysUnhealthyUntilItsOldReportsAreMovedOut) {
+    auto o = tree("epyc-4xa100-healthy");
+    const char* ecc =
+        R"([{"id": "gpu.ecc", "stage": "doctor", "level": "fail", "summary": "DBE"}])";
+    write_report(dir_ / "a", "a100-node01", "2026-11-20T10:00:00Z", ecc);
+    write_report(dir_ / "b", "a100-node01", "2026-11-25T10:00:00Z", ecc);
+    write_report(dir_ / "c", "a100-node01", "2026-11-30T10:00:00Z", ecc);
+    write_report(dir_ / "other", "a100-node02", "2026-11-30T10:00:00Z", ecc);
+    fs::create_directories(dir_ / "d");
+    std::ofstream(dir_ / "d" / "report.json")
+        << R"({"schema": "trainrig.validate", "host": "a100-node01", "verdict": "READY", )"
+        << R"("finished_at": "2026-12-02T10:00:00Z", "incomplete": false, "items": []})";
+    o.report = dir_.string();
+    auto r = check_health(o);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->health, Health::kUnhealthy);
+    ASSERT_EQ(r->failures.size(), 1u);
+    EXPECT_EQ(r->failures[0].id, "lemon");
+    EXPECT_EQ(r->failures[0].detail, "gpu.ecc: drained in 3 of its last 4 reports within 30 days");
+    EXPECT_EQ(problem_line(r->failures[0], 80).rfind("lemon gpu.ecc: drained in 3", 0), 0u);
+    fs::remove_all(dir_ / "a");
+    r = check_health(o);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->health, Health::kHealthy);
+}
+
 TEST_F(CheckHealthTest, AStaleReportIsNotUsed) {
     auto o = tree("epyc-4xa100-healthy");
     write_report(dir_ / "r", "a100-node01", "2026-11-01T10:00:00Z", kBenchFail);

@@ -305,6 +305,14 @@ TEST(GpuP2pTopology, MixedNvlinkAndSysWarns) {
     auto f = judge_one("gpu.p2p-topology", s);
     EXPECT_STATUS(f, kWarn);
     EXPECT_NE(f.summary.find("0-3"), std::string::npos);
+    // Right after boot the links may still be training: the same paths are not yet judged
+    // (gpu.nvlink's grace), and are from the grace's end on.
+    s.host.uptime_seconds = known(120.0);
+    f = judge_one("gpu.p2p-topology", s);
+    EXPECT_STATUS(f, kSkip);
+    EXPECT_NE(f.summary.find("may still be training"), std::string::npos) << f.summary;
+    s.host.uptime_seconds = known(policy::kLinkTrainingGraceSeconds);
+    EXPECT_STATUS(judge_one("gpu.p2p-topology", s), kWarn);
 }
 
 TEST(GpuCpuAffinity, AllCpusOnTwoNodesWarnsMismatchWarns) {

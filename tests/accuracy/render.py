@@ -78,12 +78,13 @@ def document(todo, results, tally, fleet):
     w("\n")
 
     w("## Per check\n\n")
-    w("Fault cases: how many cases plant a condition for the check. Each command's column is "
+    w("Cases: how many cases plant a condition for the check (faults, and healthy machines with "
+      "a documented warning such as persistence off). Each command's column is "
       "false positives / false negatives over every case; `n/a` where the command does not judge "
       "the check (npd and slurm judge the scheduler's subset; watch the GPU and kernel-log "
       "conditions). Time to detect: from the condition's start to watch's alert at the "
       "documented level, ticks one second apart (the median, and the slowest).\n\n")
-    w("| check | fault cases | %s | watch: time to detect |\n|---|---|%s---|\n"
+    w("| check | cases | %s | watch: time to detect |\n|---|---|%s---|\n"
       % (" | ".join(COMMANDS), "---|" * len(COMMANDS)))
     judged = {"npd": set(), "slurm": set(), "watch": set()}
     for r in results.values():

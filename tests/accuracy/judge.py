@@ -30,7 +30,10 @@ class Runner:
         return json.loads(p.stdout), p.returncode
 
     def once(self, root, fixture, timeout_s=None):
-        doc, _ = self.run(["watch", "--once", "--json", "--root", root, "--call-timeout", "1"],
+        # A case with a hung driver call waits its own timeout; the others get a generous one, so
+        # that a busy CI machine never turns a slow answer into a hung GPU.
+        deadline = str(timeout_s or 5)
+        doc, _ = self.run(["watch", "--once", "--json", "--root", root, "--call-timeout", deadline],
                           fixture, timeout_s)
         return doc
 

@@ -29,7 +29,6 @@ namespace {
 // This process's parent as it started (before main), for --keep-partial's parent-death check.
 const pid_t kParentAtStart = ::getppid();
 
-
 class BenchCommand : public Command {
 public:
     const char* name() const override { return "bench"; }

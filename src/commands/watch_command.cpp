@@ -154,13 +154,9 @@ public:
             if (!a) return print_error(name(), a.status());
             address = *a;
         }
-        AlertConfig config = default_alert_config();
-        if (!rules_path_.empty()) {
-            auto loaded = load_alert_config(rules_path_);
-            if (!loaded) return print_error(name(), loaded.status());
-            config = std::move(loaded).value();
-        }
-        Watcher watcher(options_, config.rules);
+        auto config = alert_config();
+        if (!config) return print_error(name(), config.status());
+        Watcher watcher(options_, config->rules);
         if (once_) return run_once(watcher);
 
         std::unique_ptr<HistorySink> history;
@@ -182,7 +178,7 @@ public:
         daemon.kernel_log = options_.kernel_log;
         daemon.verbose = verbose_;
         daemon.root = options_.root;
-        if (auto s = run_daemon(watcher, config, std::move(history), daemon); !s.ok())
+        if (auto s = run_daemon(watcher, *config, std::move(history), daemon); !s.ok())
             return print_error(name(), s);
         return 0;
     }
@@ -213,6 +209,12 @@ private:
         return emit_result("watch report", output_, text, 0);
     }
 
+    // --rules, or the defaults.
+    Result<AlertConfig> alert_config() const {
+        if (rules_path_.empty()) return default_alert_config();
+        return load_alert_config(rules_path_);
+    }
+
     // -v: each rule's remedy, once, under the alerts.
     static std::string remedies(const std::vector<Alert>& alerts) {
         std::string out;
@@ -224,17 +226,13 @@ private:
     }
 
     int run_replay() {
-        AlertConfig config = default_alert_config();
-        if (!rules_path_.empty()) {
-            auto loaded = load_alert_config(rules_path_);
-            if (!loaded) return print_error("watch replay", loaded.status());
-            config = std::move(loaded).value();
-        }
+        auto config = alert_config();
+        if (!config) return print_error("watch replay", config.status());
         std::ifstream in(timeline_, std::ios::binary);
         if (!in)
             return print_error("watch replay",
                                {Errc::kIo, fmt::format("cannot read {}", timeline_)});
-        auto r = replay_timeline(in, timeline_, config.rules);
+        auto r = replay_timeline(in, timeline_, config->rules);
         if (!r) return print_error("watch replay", r.status());
         int code = 0;
         for (const auto& a : r->alerts)

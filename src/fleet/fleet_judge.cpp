@@ -300,21 +300,29 @@ namespace {
 using validate::HistoryEntry;
 using validate::Lemon;
 
+struct NodeHistory {
+    std::optional<Lemon> lemon;
+    std::vector<HistoryEntry> reports;  // newest first
+};
+
 // Each judged node's reports, and the lemons among them: a finding, so that the heat map has a
 // column for it and the drain list a reason.
-std::map<std::string, std::pair<std::optional<Lemon>, std::vector<HistoryEntry>>> lemons(
-    const std::vector<NodeInput>& nodes, const std::vector<SetAside>& older,
-    const validate::LemonOptions& o, FleetResult& out, Judging& j) {
-    std::map<std::string, std::pair<std::optional<Lemon>, std::vector<HistoryEntry>>> by_node;
+std::map<std::string, NodeHistory> lemons(const std::vector<NodeInput>& nodes,
+                                          const std::vector<SetAside>& older,
+                                          const validate::LemonOptions& o, FleetResult& out,
+                                          Judging& j) {
+    std::map<std::string, std::vector<HistoryEntry>> older_of;
+    for (const auto& a : older)
+        older_of[a.name].push_back({a.source, a.written_at, a.written, a.verdict, a.failed});
+    std::map<std::string, NodeHistory> by_node;
     FleetFinding f;
     f.id = f.kind = "lemon";
     for (const auto& n : nodes) {
         if (!n.judged()) continue;
         std::vector<HistoryEntry> history = {
             {n.source, n.written_at, n.written, n.verdict, n.failed}};
-        for (const auto& a : older)
-            if (a.name == n.name)
-                history.push_back({a.source, a.written_at, a.written, a.verdict, a.failed});
+        if (auto it = older_of.find(n.name); it != older_of.end())
+            history.insert(history.end(), it->second.begin(), it->second.end());
         auto lemon = validate::judge_lemon(history, o);
         if (lemon) {
             f.nodes.push_back(n.name);
@@ -364,11 +372,9 @@ FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions&
             out.checks.push_back(f.id);
     for (const auto& n : nodes) {
         NodeVerdict v;
-        const std::optional<validate::Lemon>* lemon = nullptr;
         if (auto it = history.find(n.name); it != history.end()) {
-            v.lemon = it->second.first;
-            v.history = it->second.second;
-            lemon = &v.lemon;
+            v.lemon = it->second.lemon;
+            v.history = std::move(it->second.reports);
         }
         v.name = n.name;
         v.source = n.source;
@@ -385,13 +391,12 @@ FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions&
             v.state = NodeState::kUnknown;
             v.reasons.push_back(n.doubt);
         } else if (n.verdict == "NOT READY" || j.shape.count(n.name) || j.slow.count(n.name) ||
-                   j.pair_bad.count(n.name) || (lemon && *lemon)) {
+                   j.pair_bad.count(n.name) || v.lemon) {
             // Its own failure, hardware unlike the rest, slower than the rest, or failing too
             // often: drain it. A lemon's reason comes first: it is why a node whose newest
             // report passed stays out.
             v.state = NodeState::kDrain;
-            if (lemon && *lemon)
-                v.reasons.push_back(validate::lemon_reason(**lemon, options.lemon));
+            if (v.lemon) v.reasons.push_back(validate::lemon_reason(*v.lemon, options.lemon));
             if (n.verdict == "NOT READY")
                 v.reasons.insert(v.reasons.end(), n.failed.begin(), n.failed.end());
             add(j.shape);

@@ -86,16 +86,19 @@ Result<std::vector<CachedReport>> read_cached_reports(const std::string& path) {
     return out;
 }
 
+const CachedReport& newest_report(const std::vector<CachedReport>& reports) {
+    const CachedReport* newest = &reports.front();
+    for (const auto& r : reports)
+        if (validate::report_supersedes(r.incomplete, r.finished, newest->incomplete,
+                                        newest->finished))
+            newest = &r;
+    return *newest;
+}
+
 Result<CachedReport> read_cached_report(const std::string& path) {
     auto all = read_cached_reports(path);
     if (!all) return all.status();
-    // The one that finished last (an interrupted one only when none finished whole).
-    const CachedReport* newest = nullptr;
-    for (const auto& r : *all)
-        if (!newest || validate::report_supersedes(r.incomplete, r.finished, newest->incomplete,
-                                                   newest->finished))
-            newest = &r;
-    return *newest;
+    return newest_report(*all);
 }
 
 }  // namespace trainrig::health

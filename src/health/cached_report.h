@@ -35,4 +35,8 @@ Result<CachedReport> read_cached_report(const std::string& path);
 // the last one's error, when none could be read. For a host's history (validate/lemon.h).
 Result<std::vector<CachedReport>> read_cached_reports(const std::string& path);
 
+// Of reports read, the node's state: the one that finished last (an interrupted one only when
+// none finished whole). `reports` is not empty.
+const CachedReport& newest_report(const std::vector<CachedReport>& reports);
+
 }  // namespace trainrig::health

@@ -39,33 +39,30 @@ int health_exit_code(Health h) {
 
 namespace {
 
-// A lemon (validate/lemon.h): this host's whole reports at `path`, judged as fleet judge judges
-// them.
-void add_lemon(const HealthOptions& options, const CachedReport& latest, HealthResult& result) {
-    auto all = read_cached_reports(options.report);
-    if (!all) return;
+// A lemon (validate/lemon.h): this host's whole reports, judged as fleet judge judges them.
+void add_lemon(const std::vector<CachedReport>& all, const CachedReport& latest,
+               HealthResult& result) {
     std::vector<validate::HistoryEntry> history;
-    for (const auto& r : *all)
+    for (const auto& r : all)
         if (r.host == latest.host && !r.incomplete && r.changed.empty())
             history.push_back({r.path, r.finished_at, r.finished, r.verdict, r.failed_checks});
     const validate::LemonOptions lemon_options;
-    if (auto lemon = validate::judge_lemon(history, lemon_options)) {
-        const std::string reason = validate::lemon_reason(*lemon, lemon_options);
-        result.failures.push_back({"lemon", reason.substr(reason.find(' ') + 1)});
-    }
+    if (auto lemon = validate::judge_lemon(history, lemon_options))
+        result.failures.push_back({"lemon", validate::lemon_detail(*lemon, lemon_options)});
 }
 
 // The latest validate report's failed measurements, when it is this node's and recent enough;
 // and whether the host's reports there make it a lemon.
 void add_report(const HealthOptions& options, HealthResult& result) {
-    auto report = read_cached_report(options.report);
-    if (!report) {
-        if (report.status().code() == Errc::kNotFound)
-            result.notes.push_back(report.status().message() + ": doctor's checks only");
+    auto all = read_cached_reports(options.report);
+    if (!all) {
+        if (all.status().code() == Errc::kNotFound)
+            result.notes.push_back(all.status().message() + ": doctor's checks only");
         else
-            result.unknowns.push_back({"report", report.status().message()});
+            result.unknowns.push_back({"report", all.status().message()});
         return;
     }
+    const CachedReport* report = &newest_report(*all);
     const std::time_t now = options.now ? options.now : std::time(nullptr);
     if (!result.host.empty() && !report->host.empty() && report->host != result.host) {
         result.unknowns.push_back({"report", fmt::format("{} is about host {}, not {}",
@@ -92,8 +89,8 @@ void add_report(const HealthOptions& options, HealthResult& result) {
     }
     result.notes.push_back(fmt::format("{} (validate {}, finished {})", report->path,
                                        report->verdict, report->finished_at));
-    add_lemon(options, *report, result);
-    for (auto& p : report->failed) result.failures.push_back(std::move(p));
+    add_lemon(*all, *report, result);
+    for (const auto& p : report->failed) result.failures.push_back(p);
 }
 
 }  // namespace

@@ -32,10 +32,14 @@ std::optional<Lemon> judge_lemon(std::vector<HistoryEntry>& history, const Lemon
     return l;
 }
 
-std::string lemon_reason(const Lemon& l, const LemonOptions& o) {
-    return fmt::format("lemon {}: drained in {} of its last {} reports within {:g} days",
+std::string lemon_detail(const Lemon& l, const LemonOptions& o) {
+    return fmt::format("{}: drained in {} of its last {} reports within {:g} days",
                        l.check.empty() ? "(its own verdict)" : l.check, l.drains, l.reports,
                        o.days);
+}
+
+std::string lemon_reason(const Lemon& l, const LemonOptions& o) {
+    return "lemon " + lemon_detail(l, o);
 }
 
 }  // namespace trainrig::validate

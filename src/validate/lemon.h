@@ -38,7 +38,9 @@ struct Lemon {
 // `history`: every report of one host, any order. Sorted newest first, then judged.
 std::optional<Lemon> judge_lemon(std::vector<HistoryEntry>& history, const LemonOptions& o);
 
-// "lemon gpu.ecc: drained in 3 of its last 5 reports within 30 days"
+// "gpu.ecc: drained in 3 of its last 5 reports within 30 days" (a health check's problem detail)
+std::string lemon_detail(const Lemon& l, const LemonOptions& o);
+// "lemon " and the detail (fleet judge's drain reason)
 std::string lemon_reason(const Lemon& l, const LemonOptions& o);
 
 }  // namespace trainrig::validate

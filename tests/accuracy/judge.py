@@ -15,8 +15,8 @@ def worst(a, b):
 
 
 class Runner:
-    def __init__(self, trainrig, work):
-        self.trainrig, self.work = trainrig, work
+    def __init__(self, trainrig):
+        self.trainrig = trainrig
 
     def run(self, args, fixture, timeout_s=None, ok=(0, 1, 2)):
         env = dict(os.environ, TRAINRIG_FAKE_NVML=fixture, TRAINRIG_TIMEOUT=str(timeout_s or 5),

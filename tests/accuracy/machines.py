@@ -150,9 +150,3 @@ def rtx_fixture(tree_name):
         g["persistence_mode"] = True
     return f
 
-
-def by_name(name):
-    for c in CLASSES:
-        if c.name == name:
-            return c
-    raise KeyError(name)

@@ -34,7 +34,7 @@ from score import Tally  # noqa: E402
 def measure(trainrig, work, jobs, only):
     corpus = Corpus(work)
     corpus.build_classes()
-    runner = Runner(trainrig, work)
+    runner = Runner(trainrig)
     base_ticks = {c.name: runner.once(corpus.class_tree(c), corpus.class_fixture(c))
                   for c in mc.CLASSES}
     todo = [c for c in cs.all_cases() if not only or fnmatch.fnmatch(c.name, only)]
@@ -83,7 +83,7 @@ def main():
     try:
         trainrig = os.path.abspath(args.trainrig)
         todo, results, tally = measure(trainrig, work, args.jobs, args.only)
-        listed = Runner(trainrig, work).run(["doctor", "--list", "--json"],
+        listed = Runner(trainrig).run(["doctor", "--list", "--json"],
                                             os.path.join(work, "nvml", mc.CLASSES[0].name + ".json"))
         checks = [c["id"] for c in listed[0]["checks"]]
     finally:

@@ -77,7 +77,7 @@ def resolve(want, said):
             out[c] = lvl
         if not matched:
             out[check] = lvl
-    return out, said
+    return out
 
 
 class Tally:
@@ -94,7 +94,8 @@ class Tally:
             if c not in case.cls.baseline:
                 self.cases.setdefault(c, set()).add(case.name)
         for command in COMMANDS:
-            want, said = resolve(expected_for(case, res, command), res[command])
+            said = res[command]
+            want = resolve(expected_for(case, res, command), said)
             for check in set(want) | set(said):
                 w, s = want.get(check), said.get(check)
                 if LEVEL_RANK.get(s, 0) > LEVEL_RANK.get(w, 0):

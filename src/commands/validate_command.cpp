@@ -68,7 +68,8 @@ public:
         declare_gpu_selection(app, options_.gpus);
         app.add_option("--skip", options_.skip,
                        "Leave out stages (" + join(validate::stage_names(), ", ") +
-                           "), doctor checks or areas, or benchmarks")
+                           "), doctor checks or areas, or benchmarks; a check the machine "
+                           "requires that is left out keeps the verdict from a plain READY")
             ->delimiter(',')
             ->type_name("NAME,...");
         declare_expect_gpus(app, options_.expect_gpus);

@@ -298,15 +298,6 @@ void check_torch(const Snapshot& s, const RuleOptions&, Finding& f) {
                 : fmt::format("torch {} (CUDA {}) matches the driver", t.version, t.cuda.value()));
 }
 
-// NVSwitches are NVIDIA PCI functions of class "bridge, other" (0x0680).
-size_t count_nvswitches(const Snapshot& s) {
-    size_t k = 0;
-    if (!s.pci_devices.is_known()) return 0;
-    for (const auto& d : s.pci_devices.value())
-        if (d.class_code.is_known() && (d.class_code.value() >> 8) == 0x0680) ++k;
-    return k;
-}
-
 void check_fabric_manager(const Snapshot& s, const RuleOptions&, Finding& f) {
     if (!need(s.pci_devices, f)) return;
     const size_t switches = count_nvswitches(s);

@@ -350,6 +350,30 @@ std::map<std::string, NodeHistory> lemons(const std::vector<NodeInput>& nodes,
     return by_node;
 }
 
+// Coverage: the nodes whose own validate did not judge every check their class requires. It
+// drains nothing (their own verdict is READY WITH WARNINGS at best, which is READY here too), but
+// the fleet report names them, so that a node checked less than the rest cannot pass unseen.
+void coverage(const std::vector<NodeInput>& nodes, FleetResult& out, Judging& j) {
+    FleetFinding f;
+    f.id = f.kind = "coverage";
+    for (const auto& n : nodes) {
+        if (!n.judged() || !n.coverage.known || n.coverage.missing.empty()) continue;
+        f.nodes.push_back(n.name);
+        f.evidence.push_back(fmt::format("{}: {} of {} required checks judged ({}); not judged: {}",
+                                         n.name, n.coverage.judged, n.coverage.required,
+                                         n.coverage.label, join(n.coverage.missing, ", ")));
+        j.cells[f.id][n.name] = {CheckState::kDrifted,
+                                 fmt::format("{}/{}", n.coverage.judged, n.coverage.required)};
+    }
+    if (f.nodes.empty()) return;
+    f.summary = fmt::format(
+        "{} node{} did not judge every check {} class requires: {} verdict{} cannot be a plain "
+        "READY; re-run validate there without what kept them out",
+        f.nodes.size(), f.nodes.size() == 1 ? "" : "s", f.nodes.size() == 1 ? "its" : "their",
+        f.nodes.size() == 1 ? "its" : "their", f.nodes.size() == 1 ? "" : "s");
+    out.findings.push_back(std::move(f));
+}
+
 }  // namespace
 
 FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions& options,
@@ -362,6 +386,7 @@ FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions&
     differences(nodes, "drift", &NodeInput::settings, out, j.drift, j);
     differences(nodes, "shape", &NodeInput::shape, out, j.shape, j);
     outliers(nodes, options, out, j.slow, j);
+    coverage(nodes, out, j);
     if (pairs) {
         judge_fleet_pairs(*pairs, nodes, options, out, j);
         out.pairs = std::move(pairs);
@@ -380,6 +405,7 @@ FleetResult judge_fleet(const std::vector<NodeInput>& nodes, const FleetOptions&
         v.source = n.source;
         v.own_verdict = n.verdict;
         v.warnings = n.warnings;
+        v.coverage = n.coverage;
         auto add = [&](std::map<std::string, std::vector<std::string>>& from) {
             if (auto it = from.find(n.name); it != from.end())
                 v.reasons.insert(v.reasons.end(), it->second.begin(), it->second.end());

@@ -61,6 +61,7 @@ struct NodeVerdict {
     std::vector<CheckCell> cells;          // one per FleetResult::checks
     std::optional<validate::Lemon> lemon;  // drained too often lately (lemon.h)
     std::vector<validate::HistoryEntry> history;  // its reports, newest first, when it has several
+    NodeCoverage coverage;  // what its own validate judged (NodeInput::coverage)
 };
 
 // One measurement across the fleet, for the report's plots: every node's and GPU's value against

@@ -79,6 +79,13 @@ nlohmann::json pairs_json(const FleetPairs& p, const FleetResult& r) {
             {"unresolved", names(p.unresolved)}};
 }
 
+// A node's coverage, null for a report that predates it.
+nlohmann::json node_coverage_json(const NodeCoverage& c) {
+    if (!c.known) return nullptr;
+    return {
+        {"class", c.label}, {"required", c.required}, {"judged", c.judged}, {"missing", c.missing}};
+}
+
 }  // namespace
 
 nlohmann::json fleet_json(const FleetResult& r) {
@@ -100,7 +107,8 @@ nlohmann::json fleet_json(const FleetResult& r) {
                                                             {"reports", n.lemon->reports},
                                                             {"check", n.lemon->check}}
                                            : nlohmann::json(nullptr)},
-                         {"history", history}});
+                         {"history", history},
+                         {"coverage", node_coverage_json(n.coverage)}});
     }
     for (const auto& f : r.findings)
         findings.push_back({{"id", f.id},

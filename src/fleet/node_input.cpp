@@ -13,6 +13,7 @@
 #include "hw/snapshot_gpus.h"
 #include "measure/bench_document.h"
 #include "snapshot/snapshot.h"
+#include "validate/coverage.h"
 #include "validate/report_items.h"
 #include "validate/report_trust.h"
 #include "validate/validate_run.h"
@@ -124,6 +125,24 @@ void add_measurements(const json& bench, NodeInput& n) {
     }
 }
 
+// A report's coverage; one without (schema 1) says nothing of what ran, and the node says so.
+void add_coverage(const json& doc, NodeInput& n) {
+    const auto c = doc.find("coverage");
+    if (c == doc.end() || !c->is_object()) {
+        n.warnings.push_back(
+            "its report does not say which of its class's required checks ran (a report of "
+            "schema 1, or of a run interrupted before the machine was read)");
+        return;
+    }
+    n.coverage.known = true;
+    if (const auto cls = c->find("class"); cls != c->end() && cls->is_object())
+        n.coverage.label = cls->value("label", "");
+    n.coverage.required = c->value("required", size_t{0});
+    n.coverage.judged = c->value("judged", size_t{0});
+    for (const auto& m : c->value("missing", json::array()))
+        if (m.is_string()) n.coverage.missing.push_back(m.get<std::string>());
+}
+
 NodeInput unreadable(const std::string& path, std::string why) {
     NodeInput n;
     n.name = fs::path(path).filename() == "report.json"
@@ -156,6 +175,7 @@ NodeInput from_report(const json& doc, const std::string& path) {
         n.doubt = changed + " (`trainrig report verify`)";
     for (const auto& i : doc.value("items", json::array()))
         if (i.is_object() && i.value("level", "") == "fail") n.failed.push_back(i.value("id", ""));
+    add_coverage(doc, n);
     add_versions(doc.value("versions", json::object()), n);
     add_measurements(doc.value("bench", json::object()), n);
     // The snapshot validate keeps beside its report has the hardware and settings.
@@ -175,9 +195,10 @@ NodeInput from_snapshot(const std::string& text, const std::string& path) {
         s->host.hostname.is_known() ? s->host.hostname.value() : fs::path(path).stem().string();
     n.written_at = s->collected_at;
     n.written = parse_utc_iso8601(n.written_at).value_or(0);
-    // Its own verdict: doctor's rules, judged as validate judges a machine tree.
+    // Its own verdict: doctor's rules, judged as validate judges a machine tree, coverage too.
     std::vector<validate::Item> items;
-    for (const auto& f : judge(*s, RuleOptions{}, Selection{})) {
+    const std::vector<Finding> findings = judge(*s, RuleOptions{}, Selection{});
+    for (const auto& f : findings) {
         if (f.status == FindingStatus::kFail) n.failed.push_back(f.id);
         if (f.status == FindingStatus::kFail || f.status == FindingStatus::kWarn ||
             f.status == FindingStatus::kError)
@@ -185,8 +206,16 @@ NodeInput from_snapshot(const std::string& text, const std::string& path) {
     }
     validate::StageRecord doctor{
         "doctor", "configuration checks", 0, 0, validate::StageState::kRan, "", true};
+    validate::RunRecord run;
+    run.findings = &findings;
+    const validate::Coverage coverage = validate::cover(
+        validate::machine_class(*s, validate::Scope::kTree, validate::ValidateOptions{}), run);
+    n.coverage = {true, coverage.machine.label(), coverage.required(), coverage.judged(), {}};
+    for (const auto* m : coverage.missing()) n.coverage.missing.push_back(m->id);
     n.verdict = validate::verdict_name(
-        validate::judge({doctor}, items, validate::Scope::kTree, false).verdict);
+        validate::judge({doctor}, items, validate::Scope::kTree, false,
+                        coverage.complete() ? "" : validate::missing_line(coverage))
+            .verdict);
     add_versions(validate::machine_versions(*s), n);
     add_machine(*s, n);
     return n;

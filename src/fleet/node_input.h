@@ -24,6 +24,14 @@ struct Measurement {
     bool higher_is_better = true;
 };
 
+// What a node's own validate judged of the checks its class requires (validate/coverage.h).
+struct NodeCoverage {
+    bool known = false;  // false: a report from before coverage (schema 1)
+    std::string label;   // its class: "8x H100 SXM5 80GB with NVSwitch, --level quick"
+    size_t required = 0, judged = 0;
+    std::vector<std::string> missing;  // the required checks not judged
+};
+
 struct NodeInput {
     std::string name;                   // the host name it reports; the file name when unreadable
     std::string source;                 // the path it was read from
@@ -43,6 +51,7 @@ struct NodeInput {
     // difference too (one node with NCCL_P2P_DISABLE=1 is the drift to find).
     bool environment_read = false;
     std::vector<Measurement> measurements;
+    NodeCoverage coverage;
     // What it says enters the fleet's majorities, medians and drain list.
     bool judged() const { return problem.empty() && doubt.empty(); }
 };

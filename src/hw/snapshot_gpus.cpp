@@ -92,4 +92,15 @@ int driver_cuda_version(const Snapshot& s) {
     return 0;
 }
 
+// NVSwitches are NVIDIA PCI functions of class "bridge, other" (0x0680).
+size_t count_nvswitches(const Snapshot& s) {
+    size_t k = 0;
+    if (!s.pci_devices.is_known()) return 0;
+    for (const auto& d : s.pci_devices.value())
+        if (d.vendor.is_known() && d.vendor.value() == 0x10de && d.class_code.is_known() &&
+            (d.class_code.value() >> 8) == 0x0680)
+            ++k;
+    return k;
+}
+
 }  // namespace trainrig

@@ -55,4 +55,7 @@ std::string installed_driver_version(const Snapshot& s);
 // The newest CUDA the driver runs (12040), as NVML reports it; 0 when it did not say.
 int driver_cuda_version(const Snapshot& s);
 
+// NVSwitches on the PCI bus: NVIDIA functions of class "bridge, other" (0x0680).
+size_t count_nvswitches(const Snapshot& s);
+
 }  // namespace trainrig

@@ -8,7 +8,7 @@
 namespace trainrig::validate {
 
 ReportBuilder::ReportBuilder()
-    : report_({{"schema", "trainrig.validate"}, {"schema_version", 1}}) {}
+    : report_({{"schema", "trainrig.validate"}, {"schema_version", kReportSchemaVersion}}) {}
 
 void ReportBuilder::set(const std::string& section, nlohmann::json value) {
     report_[section] = std::move(value);

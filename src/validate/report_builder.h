@@ -14,6 +14,9 @@
 
 namespace trainrig::validate {
 
+// 2 added `coverage` (docs/report.md, "Coverage"); readers take 1 and 2.
+inline constexpr int kReportSchemaVersion = 2;
+
 struct RunSummary {
     Outcome outcome;
     Scope scope = Scope::kTree;

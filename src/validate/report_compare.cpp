@@ -11,6 +11,7 @@
 #include "core/user_file.h"
 #include "measure/baseline.h"
 #include "measure/bench_document.h"
+#include "validate/report_builder.h"
 
 namespace trainrig::validate {
 
@@ -90,12 +91,14 @@ Result<nlohmann::json> load_report(const std::string& path) {
                       fmt::format("{}: not a trainrig.validate report (`trainrig validate` "
                                   "writes one)",
                                   file)};
-    if (doc.value("schema_version", 0) != 1)
+    const int version = doc.value("schema_version", 0);
+    if (version < 1 || version > kReportSchemaVersion)
         return Status{
             Errc::kInvalidInput,
-            fmt::format("{}: schema_version {} is not 1, the one this trainrig reads", file,
+            fmt::format("{}: schema_version {} is not one this trainrig reads (1 to {})", file,
                         doc.contains("schema_version") ? doc["schema_version"].dump()
-                                                       : std::string("(none)"))};
+                                                       : std::string("(none)"),
+                        kReportSchemaVersion)};
     return doc;
 }
 

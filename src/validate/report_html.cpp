@@ -13,6 +13,7 @@
 #include "core/quantity.h"
 #include "measure/bench_document.h"
 #include "nvml/nvml_api.h"
+#include "validate/report_coverage.h"
 #include "validate/report_render.h"
 #include "validate/report_training.h"
 
@@ -257,6 +258,7 @@ std::string render_report_html(const json& r) {
         esc(report_text(r, "started_at")), esc(report_text(r, "finished_at")),
         r.value("seconds", 0.0), esc(join(argv, " ")));
     h += "<h2>What to do first</h2>\n" + items_table(r.value("items", json::array()));
+    h += coverage_html(r);
     h += "<h2>Stages</h2>\n" + stages_table(r.value("stages", json::array()));
     if (r.contains("topology")) h += "<h2>Topology</h2>\n" + topology_table(r["topology"]);
     if (r.contains("bench")) h += "<h2>Measurements</h2>\n" + bench_bars(r["bench"]);

@@ -8,6 +8,7 @@
 #include "core/markup.h"
 #include "core/quantity.h"
 #include "measure/bench_document.h"
+#include "validate/report_coverage.h"
 #include "validate/report_training.h"
 
 namespace trainrig::validate {
@@ -125,6 +126,7 @@ std::string render_report_text(const json& r, const std::string& report_dir, boo
             out += "          -> " + report_text(i, "action") + "\n";
     }
     if (const std::string t = training_line(r); !t.empty()) out += "  " + t + "\n";
+    out += coverage_text(r);
     if (verbose && r.contains("bench")) {
         const auto& results = r["bench"].value("results", json::array());
         if (!results.empty()) out += "  measurements:\n";
@@ -185,6 +187,7 @@ std::string render_report_markdown(const json& r) {
         }
         md += "\n";
     }
+    md += coverage_markdown(r);
     md += "## Stages\n\n| stage | state | seconds | budget | note |\n|---|---|---|---|---|\n";
     for (const auto& s : r.value("stages", json::array()))
         md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {} |\n", report_text(s, "title"),

@@ -15,6 +15,7 @@
 #include "data/tokenizer/open_tokenizer.h"
 #include "doctor/report.h"
 #include "measure/baseline.h"
+#include "validate/coverage.h"
 #include "validate/report_compare.h"
 #include "validate/report_trust.h"
 #include "validate/stages/stage_list.h"
@@ -204,7 +205,18 @@ Result<ValidateResult> run_validate(const ValidateOptions& o) {
         ctx.scope = Scope::kEmulated;
     ValidateResult out;
     out.incomplete = RunContext::interrupted();
-    out.outcome = judge(records, ctx.items, ctx.scope, out.incomplete);
+    std::string uncovered;
+    if (ctx.snapshot) {
+        RunRecord run{o.skip, &ctx.findings, &ctx.run, &records, &ctx.items, {}};
+        for (const auto& s : stages)
+            for (const auto& b : s->bench_ids(ctx)) run.bench_stage[b] = s->id();
+        const Coverage coverage = cover(machine_class(*ctx.snapshot, ctx.scope, o), run);
+        if (!coverage.complete()) uncovered = missing_line(coverage);
+        ctx.report.set("coverage", coverage_json(coverage));
+    } else {
+        ctx.report.set("coverage", nullptr);  // the machine was not read
+    }
+    out.outcome = judge(records, ctx.items, ctx.scope, out.incomplete, uncovered);
     RunSummary summary{out.outcome,        ctx.scope, level_label(o.level), out.incomplete, started,
                        std::time(nullptr), o.argv,    ctx.baseline_about};
     out.report = ctx.report.finish(summary, records, std::move(ctx.items));

@@ -57,7 +57,7 @@ const char* scope_name(Scope s) {
 }
 
 Outcome judge(const std::vector<StageRecord>& stages, const std::vector<Item>& items, Scope scope,
-              bool incomplete) {
+              bool incomplete, const std::string& uncovered) {
     size_t fail = 0, warn = 0, unknown = 0;
     for (const auto& i : items)
         (i.level == Level::kFail ? fail : i.level == Level::kWarn ? warn : unknown) += 1;
@@ -72,13 +72,14 @@ Outcome judge(const std::vector<StageRecord>& stages, const std::vector<Item>& i
     o.verdict = incomplete                                                 ? Verdict::kUnknown
                 : fail                                                     ? Verdict::kNotReady
                 : unknown || !missing.empty() || scope == Scope::kEmulated ? Verdict::kUnknown
-                : warn ? Verdict::kReadyWithWarnings
-                       : Verdict::kReady;
+                : warn || !uncovered.empty() ? Verdict::kReadyWithWarnings
+                                             : Verdict::kReady;
     std::vector<std::string> counts;
     if (fail) counts.push_back(fmt::format("{} failed", fail));
     if (warn) counts.push_back(fmt::format("{} warning{}", warn, warn == 1 ? "" : "s"));
     if (unknown) counts.push_back(fmt::format("{} could not be judged", unknown));
     if (!missing.empty()) counts.push_back("did not run: " + join(missing, ", "));
+    if (!uncovered.empty()) counts.push_back(uncovered);
     o.line = std::string(incomplete ? "INCOMPLETE, " : "") + verdict_name(o.verdict);
     if (!counts.empty()) o.line += ": " + join(counts, ", ");
     if (scope == Scope::kHost) o.line += " (no GPU: host checks only)";

@@ -2,7 +2,8 @@
 // READY, READY WITH WARNINGS, NOT READY or UNKNOWN. A check that could not run or could not read
 // its input is never a pass: it makes the verdict UNKNOWN, unless something failed outright,
 // which makes it NOT READY whatever else could not run. An interrupted run is UNKNOWN whatever it
-// found: an incomplete run is never a reason to act.
+// found: an incomplete run is never a reason to act. A required check of the machine's class
+// that was not judged (skipped with --skip included) keeps it from a plain READY (coverage.h).
 #pragma once
 
 #include <string>
@@ -58,7 +59,9 @@ struct Outcome {
     std::string line;  // "NOT READY: 2 failed, 1 warning (no GPU: host checks only)"
 };
 
+// `uncovered`: the required checks that were not judged (coverage.h's missing_line), "" when
+// every one was: a plain READY needs them all, so READY becomes READY WITH WARNINGS and says so.
 Outcome judge(const std::vector<StageRecord>& stages, const std::vector<Item>& items, Scope scope,
-              bool incomplete);
+              bool incomplete, const std::string& uncovered = "");
 
 }  // namespace trainrig::validate

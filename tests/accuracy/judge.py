@@ -87,6 +87,7 @@ def judge_case(runner, corpus, case, base_tick):
                          report], fixture, t)
     res["validate"] = validate_levels(doc)
     res["verdict"] = doc["verdict"]
+    res["coverage_missing"] = sorted(doc["coverage"]["missing"])
     doc, _ = runner.run(["npd", "--json", "--root", root], fixture, t)
     res["npd"], res["npd_health"], res["judged"] = health_levels(doc), doc["health"], doc["judged"]
     doc, _ = runner.run(["slurm", "healthcheck", "--dry-run", "--json", "--root", root,

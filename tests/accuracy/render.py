@@ -77,6 +77,15 @@ def document(todo, results, tally, fleet):
                                                checks))
     w("\n")
 
+    n, unjudged, wrong = tally.coverage
+    w("## Coverage\n\n")
+    w("Every validate report lists the checks its machine's class requires and which of them "
+      "were judged (docs/report.md, \"Coverage\"); a plain READY needs all of them. Over the %d "
+      "healthy cases, the report named exactly the required checks it could not judge on %d "
+      "(%d of them with checks that cannot be judged yet, such as NVLink while the links still "
+      "train after a boot: READY WITH WARNINGS, naming them) and was wrong on %d.\n\n"
+      % (n, n - wrong, unjudged, wrong))
+
     w("## Per check\n\n")
     w("Cases: how many cases plant a condition for the check (faults, and healthy machines with "
       "a documented warning such as persistence off). Each command's column is "

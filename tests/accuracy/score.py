@@ -49,7 +49,9 @@ def decisions(case, res):
     drain nothing; the fleet drains what validate calls NOT READY."""
     want = level_of(case.expect)
     health = level_of(expected_for(case, res, "npd"))
-    out = [("validate", want, VERDICT[res["verdict"]]),
+    # A required check it could not judge keeps validate from a plain READY (coverage).
+    covered = "warn" if case.unjudged and want == "pass" else want
+    out = [("validate", covered, VERDICT[res["verdict"]]),
            ("npd", health, HEALTH[res["npd_health"]]),
            ("slurm", "fail" if health == "fail" else "pass",
             "fail" if res["slurm_action"] == "drain" else "pass")]
@@ -87,6 +89,7 @@ class Tally:
         self.fn = {}
         self.detect = {}           # check -> [seconds]
         self.decision = {}         # command -> [cases, fp, fn]
+        self.coverage = [0, 0, 0]  # healthy cases, those with checks not judged, wrong ones
         self.problems = []         # lines naming each false result
 
     def add(self, case, res):
@@ -110,6 +113,16 @@ class Tally:
                     t = res["detect"].get("%s:%s" % (check, w))
                     if t is not None:
                         self.detect.setdefault(check, []).append(t)
+        if case.kind == "healthy":
+            # validate's coverage names exactly the required checks it could not judge.
+            self.coverage[0] += 1
+            self.coverage[1] += bool(case.unjudged)
+            if tuple(res["coverage_missing"]) != case.unjudged:
+                self.coverage[2] += 1
+                self.problems.append("wrong coverage: validate's report of %s names %s not "
+                                     "judged (expected %s)"
+                                     % (case.name, ", ".join(res["coverage_missing"]) or "none",
+                                        ", ".join(case.unjudged) or "none"))
         for command, want, said in decisions(case, res):
             d = self.decision.setdefault(command, [0, 0, 0])
             d[0] += 1

@@ -32,13 +32,13 @@ void PrintTo(const Fault& f, std::ostream* os) { *os << f.name; }
 
 const char* kMachine = "epyc-4xa100-healthy";
 
-// report.json against docs/schema/trainrig.validate-1.schema.json; the violations, or "".
+// report.json against docs/schema/trainrig.validate-2.schema.json; the violations, or "".
 // The python3 on PATH first; Debian's, where python3-jsonschema installs, when it lacks the
 // package (exit 3: a pyenv or venv interpreter).
 std::string schema_violations(const fs::path& report_json) {
     const std::string src = TRAINRIG_SOURCE_DIR;
     const std::string args = " " + src + "/tests/scripts/check_json_schema.py " + src +
-                             "/docs/schema/trainrig.validate-1.schema.json " + report_json.string();
+                             "/docs/schema/trainrig.validate-2.schema.json " + report_json.string();
     auto r = run_sh("python3" + args);
     if (r.rc == 3) r = run_sh("/usr/bin/python3" + args);
     return r.rc == 0 ? "" : "rc " + std::to_string(r.rc) + ": " + r.out + r.err;
@@ -154,6 +154,72 @@ INSTANTIATE_TEST_SUITE_P(
         Fault{"lost_gpu", [](json& g) { g["lost"] = true; }, "NOT READY", 1, "gpu.count"},
         Fault{"x8_link", [](json& g) { g["pcie"]["width"] = 8; }, "NOT READY", 1, "gpu.pcie-link"}),
     [](const auto& param_info) { return param_info.param.name; });
+
+// Coverage (docs/report.md): what the class requires and was not judged keeps the verdict from a
+// plain READY and is named everywhere the verdict is: the line, the JSON, the terminal, the
+// Markdown and HTML pages, and fleet judge.
+TEST(ValidateCli, ARequiredCheckSkippedIsNeverAPlainReady) {
+    const std::string env = "TRAINRIG_FAKE_NVML=" + std::string(TRAINRIG_SOURCE_DIR) +
+                            "/tests/fixtures/nvml/" + kMachine + ".json";
+    const auto healthy = json::parse(slurp((healthy_report() / "report.json").string()));
+    const auto& whole = healthy["coverage"];
+    EXPECT_TRUE(whole["complete"].get<bool>()) << whole["missing"];
+    EXPECT_EQ(whole["class"]["label"], "4x A100-SXM4-80GB, --level quick, machine tree");
+    EXPECT_EQ(whole["judged"], whole["required"]);
+
+    const fs::path dir =
+        fs::temp_directory_path() / ("validate-coverage-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    auto r = run_trainrig(
+        "validate --root " + fixture(kMachine) + " --skip gpu.nvlink,kmsg --report " + dir.string(),
+        env);
+    EXPECT_EQ(r.rc, 0) << r.err << r.out;
+    EXPECT_NE(
+        r.out.find("READY WITH WARNINGS: 3 of " + std::to_string(whole["required"].get<int>()) +
+                   " required checks not judged: gpu.nvlink, kmsg.xid, kmsg.pcie-aer"),
+        std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("not judged: gpu.nvlink (skipped)"), std::string::npos) << r.out;
+    const auto doc = json::parse(slurp((dir / "report.json").string()));
+    EXPECT_EQ(doc["schema_version"], 2);
+    EXPECT_EQ(doc["verdict"], "READY WITH WARNINGS");
+    EXPECT_EQ(doc["items"], json::array());  // nothing found: it is what was not looked at
+    EXPECT_EQ(doc["coverage"]["missing"], json::array({"gpu.nvlink", "kmsg.xid", "kmsg.pcie-aer"}));
+    EXPECT_EQ(schema_violations(dir / "report.json"), "");
+    const std::string md = slurp((dir / "report.md").string());
+    EXPECT_NE(md.find("## Coverage"), std::string::npos);
+    EXPECT_NE(md.find("| `gpu.nvlink` | doctor | **skipped** | board-wired NVLink (SXM) |"),
+              std::string::npos)
+        << md;
+    EXPECT_NE(slurp((dir / "report.html").string()).find("id=\"coverage\""), std::string::npos);
+
+    // fleet judge names it, and drains nothing for it.
+    auto f = run_trainrig("fleet judge --json " + dir.string());
+    EXPECT_EQ(f.rc, 0) << f.out << f.err;
+    const auto fleet = json::parse(f.out);
+    EXPECT_EQ(fleet["nodes"][0]["coverage"]["missing"], doc["coverage"]["missing"]);
+    ASSERT_EQ(fleet["findings"].size(), 1u) << fleet["findings"];
+    EXPECT_EQ(fleet["findings"][0]["id"], "coverage");
+
+    // A report of schema 1 (before coverage) is still read: rendered, compared, judged.
+    auto old = healthy;
+    old["schema_version"] = 1;
+    old.erase("coverage");
+    const fs::path v1 = dir.string() + "-v1.json";
+    std::ofstream(v1) << old.dump();
+    auto md1 = run_trainrig("report --md " + v1.string());
+    EXPECT_EQ(md1.rc, 0) << md1.err;
+    EXPECT_EQ(md1.out.find("## Coverage"), std::string::npos);
+    // Against it, the skipped run is worse: READY then, READY WITH WARNINGS now.
+    auto d = run_trainrig("report diff --json " + v1.string() + " " + dir.string());
+    EXPECT_EQ(d.rc, 1) << d.out << d.err;
+    EXPECT_EQ(json::parse(d.out)["verdict_change"], "worse");
+    const auto judged_v1 = json::parse(run_trainrig("fleet judge --json " + v1.string()).out);
+    EXPECT_TRUE(judged_v1["nodes"][0]["coverage"].is_null());
+    EXPECT_NE(judged_v1["nodes"][0]["warnings"].dump().find("schema 1"), std::string::npos);
+    fs::remove(v1);
+    fs::remove_all(dir);
+}
 
 // A driver call that never returns: doctor's GPU checks could not read their input, which is
 // never a pass. The machine tree is otherwise healthy, so the verdict is UNKNOWN, exit 2.

@@ -202,6 +202,33 @@ TEST(FleetJudge, OwnFailuresDrainAndUnreadableNodesAreUnknown) {
     EXPECT_EQ(doc["counts"]["unknown"], 1);
 }
 
+TEST(FleetJudge, ANodeThatDidNotJudgeEveryRequiredCheckIsNamed) {
+    uint64_t seed = 9;
+    std::vector<NodeInput> nodes;
+    for (size_t i = 0; i < 5; ++i) {
+        nodes.push_back(healthy_node(i, seed));
+        nodes.back().coverage = {
+            true, "8x H100 SXM5 80GB with NVSwitch, --level quick", 40, 40, {}};
+    }
+    nodes[3].verdict = "READY WITH WARNINGS";
+    nodes[3].coverage.judged = 38;
+    nodes[3].coverage.missing = {"gemm", "nccl"};
+    const auto r = judge_fleet(nodes);
+    ASSERT_EQ(r.findings.size(), 1u);
+    EXPECT_EQ(r.findings[0].id, "coverage");
+    EXPECT_EQ(r.findings[0].nodes, std::vector<std::string>{nodes[3].name});
+    EXPECT_NE(r.findings[0].evidence[0].find("38 of 40 required checks judged"), std::string::npos);
+    EXPECT_NE(r.findings[0].evidence[0].find("not judged: gemm, nccl"), std::string::npos);
+    // Named, shown in the heat map, and drained for nothing: its own verdict is a READY one.
+    const auto& v = verdict_of(r, nodes[3].name);
+    EXPECT_EQ(v.state, NodeState::kReady);
+    EXPECT_EQ(v.cells.back().text, "38/40");
+    EXPECT_EQ(r.exit_code(), 0);
+    const auto doc = fleet_json(r);
+    EXPECT_EQ(doc["nodes"][3]["coverage"]["missing"], nlohmann::json({"gemm", "nccl"}));
+    EXPECT_EQ(doc["nodes"][0]["coverage"]["judged"], 40);
+}
+
 TEST(RobustStats, MedianAndMad) {
     EXPECT_DOUBLE_EQ(bench::median({3, 1, 2}), 2);
     EXPECT_DOUBLE_EQ(bench::median({4, 1, 3, 2}), 2.5);

@@ -48,6 +48,20 @@ TEST(ValidateVerdict, PrecedenceFailThenUnknownThenWarn) {
               Verdict::kNotReady);
 }
 
+TEST(ValidateVerdict, ARequiredCheckNotJudgedKeepsItFromAPlainReady) {
+    const std::vector<StageRecord> ran = {stage("doctor", StageState::kRan, true)};
+    const std::string uncovered = "1 of 30 required checks not judged: gemm";
+    const auto o = judge(ran, {}, Scope::kGpu, false, uncovered);
+    EXPECT_EQ(o.verdict, Verdict::kReadyWithWarnings);
+    EXPECT_EQ(o.line, "READY WITH WARNINGS: " + uncovered);
+    EXPECT_EQ(verdict_exit_code(o.verdict), 0);
+    // It never makes a verdict better: a failure stays NOT READY, an unknown UNKNOWN.
+    EXPECT_EQ(judge(ran, {item(Level::kFail)}, Scope::kGpu, false, uncovered).verdict,
+              Verdict::kNotReady);
+    EXPECT_EQ(judge(ran, {item(Level::kUnknown)}, Scope::kGpu, false, uncovered).verdict,
+              Verdict::kUnknown);
+}
+
 TEST(ValidateVerdict, ARequiredStageThatDidNotRunIsNeverAPass) {
     const std::vector<StageRecord> stages = {stage("doctor", StageState::kRan, true),
                                              stage("gpu-bench", StageState::kCouldNotRun, true),

@@ -56,6 +56,7 @@ public:
                 ctx.items.push_back(finding_item(f));
         record.state = StageState::kRan;
         ctx.report.set("doctor", render_json(dr));
+        ctx.findings = std::move(dr.findings);
         ctx.report.set("host", dr.hostname);
         ctx.report.set("versions", machine_versions(*snap));
         ctx.report.add_raw("snapshot.json", snapshot_to_json(*snap));

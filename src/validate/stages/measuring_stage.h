@@ -15,6 +15,9 @@ namespace trainrig::validate {
 class MeasuringStage : public Stage {
 public:
     bool measures() const final { return true; }
+    std::vector<std::string> bench_ids(const RunContext& ctx) const final {
+        return benchmarks(ctx);
+    }
     std::optional<Skip> applies(const RunContext& ctx) const override;
     Status run(RunContext& ctx, StageRecord& record) override;
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/benchmark.h"
+#include "doctor/finding.h"
 #include "measure/baseline.h"
 #include "measure/bench_document.h"
 #include "snapshot/snapshot.h"
@@ -30,6 +31,7 @@ struct RunContext {
     const ValidateOptions& options;
     const bool tree;                   // --root: a machine tree, not this machine
     std::optional<Snapshot> snapshot;  // what the doctor stage read; none when interrupted
+    std::vector<Finding> findings;     // and what its rules found
     Scope scope = Scope::kTree;        // set by the doctor stage, refined at the end
     bench::BenchRun run;               // every stage's measurements, for the bench document
     std::vector<Item> items;

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "validate/stages/run_context.h"
@@ -16,7 +17,7 @@ namespace trainrig::validate {
 
 // Why a stage does not run: its reason in the report, and its state there. kCouldNotRun when a
 // required stage was kept from running (the verdict is then UNKNOWN); `by_user` when --skip left
-// it out, which never leaves the verdict short.
+// it out, which never makes it UNKNOWN: its checks' coverage says they were skipped (coverage.h).
 struct Skip {
     std::string reason;
     StageState state = StageState::kSkipped;
@@ -36,6 +37,9 @@ public:
     // A measuring stage runs benchmarks in a child (stage_child.h), on the live machine, after
     // the stages that read the machine; the stages that run beside it start before the first.
     virtual bool measures() const { return false; }
+    // The benchmarks it runs at this level, before --skip: the checks it stands for in the
+    // report's coverage (coverage.h).
+    virtual std::vector<std::string> bench_ids(const RunContext&) const { return {}; }
 
     // Nothing when it runs here; else why not.
     virtual std::optional<Skip> applies(const RunContext& ctx) const = 0;

@@ -13,7 +13,8 @@ the generator's builder, so sysfs, config space and the kernel log agree), the k
 """
 import machines as mc
 
-CORPUS_VERSION = 1
+# 2: the A100 PCIe class; the healthy cases score coverage.
+CORPUS_VERSION = 2
 
 # Time lines for `watch replay` (one tick a second):
 #   steady    the case's own state for 120 s (healthy cases)

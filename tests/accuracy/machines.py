@@ -114,6 +114,10 @@ def h100_pcie():
     return retarget(gm.machine_epyc_healthy(), 0x20b2, "H100 PCIe")
 
 
+def a100_pcie():
+    return retarget(gm.machine_epyc_healthy(), 0x20b2, "A100 80GB PCIe")
+
+
 CLASSES = [
     MachineClass("a100-sxm4-x4", "4x A100-SXM4-80GB (HGX A100 4-GPU), 2x EPYC 7313, bare metal",
                  gm.machine_epyc_healthy,
@@ -127,6 +131,11 @@ CLASSES = [
                  h100_pcie, lambda t: fixture(t, "H100 PCIe", "535.183.01", bridged_pairs),
                  baseline={"gpu.pcie-link": ("warn", "the Gen5 cards sit in Gen4 slots"),
                            "gpu.p2p-topology": ("warn", "bridged pairs beside pairs that cross "
+                                                "the sockets")},
+                 gpu_links="bridge"),
+    MachineClass("a100-pcie-x4", "4x A100 80GB PCIe in NVLink-bridged pairs, 2x EPYC 7313",
+                 a100_pcie, lambda t: fixture(t, "A100 80GB PCIe", "535.183.01", bridged_pairs),
+                 baseline={"gpu.p2p-topology": ("warn", "bridged pairs beside pairs that cross "
                                                 "the sockets")},
                  gpu_links="bridge"),
     MachineClass("rtx4090-x1", "1x GeForce RTX 4090 workstation, Ryzen 7950X, one socket",

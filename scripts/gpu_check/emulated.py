@@ -23,12 +23,20 @@ DEFAULT_MODEL = "a100-80g-sxm"
 # What a process that ran the race check says at its end (tests/emulator/runtime/race_check.cpp).
 RACE_CHECK_AGREED = re.compile(r"race check: launches that agreed in both thread orders: (\d+)")
 
-# A run takes the host's time, not a lent GPU's window: the deadline is longer by default, and
-# the steps that take the host longest get several times what they take on two idle cores
-# (race check 40 s, train-llama 41 s, validate 29 s), for a CI machine busy with other tests
-# (with three busy processes beside it: 62 s for train-llama, 41 s for validate).
-DEFAULT_DEADLINE = 600
-CAPS = {"sanitizer-racecheck": 240, "train-llama": 180, "validate": 180}
+# A run takes the host's time, not a lent GPU's window, and a CI machine may be busy with more
+# than its own tests: the deadline is long, every step gets CAP_SCALE times its GPU cap, and the
+# steps that take the host longest get several times what they take on two idle cores (race
+# check 40 s, train-llama 41 s, validate 29 s). Beside two busy processes on two cores the whole
+# run took 271 s: race check 64 s, train-llama 69 s, validate 51 s, bench-nccl 15 s (of a GPU cap
+# of 45 s), every other step under 21 s.
+DEFAULT_DEADLINE = 1200
+CAP_SCALE = 3
+CAPS = {"sanitizer-racecheck": 300, "train-llama": 240}
+
+
+def cap(step):
+    """A step's cap on the emulated device."""
+    return max(CAPS.get(step.name, 0), CAP_SCALE * step.cap)
 
 # The trainer test's shapes that run in seconds on the emulated device: GPT-2 over one full tile
 # and Llama with one query head per key/value head, every kernel of both. (The emulated test

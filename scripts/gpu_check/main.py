@@ -107,7 +107,7 @@ def main(argv):
         elif args.emulated:
             action = (skipped(emulated.NOT_HERE[step.name]) if step.name in emulated.NOT_HERE
                       else step.action)
-            step = Step(step.name, emulated.CAPS.get(step.name, step.cap), step.minimum, action,
+            step = Step(step.name, emulated.cap(step), step.minimum, action,
                         () if step.name in emulated.NOT_HERE else step.needs, step.primary)
         record = run.execute(step, ctx)
         print(f"== {record['name']}: {record['status']} ({record['seconds']:.1f} s)"

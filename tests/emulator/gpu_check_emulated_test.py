@@ -53,7 +53,7 @@ class EmulatedGpuCheck(unittest.TestCase):
         assert packed.returncode == 0, packed.stderr
         cls.check = subprocess.run([os.path.join(ROOT, "scripts/gpu-check.sh"), "--emulated",
                                   "--bundle", cls.bundle, "--out", cls.out],
-                                 env=cls.env, capture_output=True, text=True, timeout=900)
+                                 env=cls.env, capture_output=True, text=True, timeout=1500)
         with open(os.path.join(cls.out, "summary.json")) as f:
             cls.summary = json.load(f)
         cls.steps = {s["name"]: s for s in cls.summary["steps"]}

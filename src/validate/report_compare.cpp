@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/quantity.h"
@@ -38,6 +41,20 @@ std::map<std::string, nlohmann::json> items_by_key(const nlohmann::json& report)
     if (auto items = report.find("items"); items != report.end() && items->is_array())
         for (const auto& i : *items)
             if (i.is_object()) out.emplace(item_key(i), i);
+    return out;
+}
+
+// The required checks a report did not judge (coverage.missing), sorted; none for a report
+// without coverage (schema version 1).
+std::optional<std::vector<std::string>> missing_checks(const nlohmann::json& report) {
+    const auto c = report.find("coverage");
+    if (c == report.end() || !c->is_object()) return std::nullopt;
+    const auto m = c->find("missing");
+    if (m == c->end() || !m->is_array()) return std::nullopt;
+    std::vector<std::string> out;
+    for (const auto& id : *m)
+        if (id.is_string()) out.push_back(id.get<std::string>());
+    std::sort(out.begin(), out.end());
     return out;
 }
 
@@ -114,6 +131,14 @@ ReportDiff diff_reports(const nlohmann::json& old_report, const nlohmann::json& 
     d.old_verdict = old_report.value("verdict", "UNKNOWN");
     d.new_verdict = new_report.value("verdict", "UNKNOWN");
     d.verdict_change = verdict_rank(d.new_verdict) - verdict_rank(d.old_verdict);
+    if (auto old_missing = missing_checks(old_report), new_missing = missing_checks(new_report);
+        old_missing && new_missing) {
+        d.coverage_compared = true;
+        std::set_difference(new_missing->begin(), new_missing->end(), old_missing->begin(),
+                            old_missing->end(), std::back_inserter(d.unjudged_now));
+        std::set_difference(old_missing->begin(), old_missing->end(), new_missing->begin(),
+                            new_missing->end(), std::back_inserter(d.judged_again));
+    }
     const auto old_items = items_by_key(old_report), new_items = items_by_key(new_report);
     for (const auto& [k, i] : new_items)
         if (!old_items.count(k)) d.appeared.push_back(i);
@@ -166,6 +191,9 @@ std::vector<std::string> ReportDiff::worse_parts() const {
     if (!slower.empty())
         parts.push_back(
             fmt::format("{} measurement{} slower", slower.size(), slower.size() == 1 ? "" : "s"));
+    if (!unjudged_now.empty())
+        parts.push_back(fmt::format("{} required check{} no longer judged", unjudged_now.size(),
+                                    unjudged_now.size() == 1 ? "" : "s"));
     return parts;
 }
 
@@ -191,7 +219,10 @@ nlohmann::json diff_json(const ReportDiff& d) {
             {"measurements_compared", d.compared},
             {"measurements_only_old", d.only_old},
             {"measurements_only_new", d.only_new},
-            {"measurements_cut_short", d.cut_short}};
+            {"measurements_cut_short", d.cut_short},
+            {"coverage", d.coverage_compared ? nlohmann::json{{"not_judged_now", d.unjudged_now},
+                                                              {"judged_again", d.judged_again}}
+                                             : nlohmann::json(nullptr)}};
 }
 
 std::string render_diff_text(const ReportDiff& d, bool verbose) {
@@ -228,6 +259,12 @@ std::string render_diff_text(const ReportDiff& d, bool verbose) {
                                format_quantity(m.new_median, m.unit),
                                100 * m.new_median / m.old_median);
     };
+    auto checks = [&](const char* title, const std::vector<std::string>& list) {
+        if (!list.empty())
+            out += fmt::format("\n{} ({}): {}\n", title, list.size(), join(list, ", "));
+    };
+    checks("required checks not judged now, judged before", d.unjudged_now);
+    checks("required checks judged again", d.judged_again);
     moves("slower than before by more than the tolerance", d.slower);
     moves("faster than before by more than the tolerance", d.faster);
     if (verbose) moves("within the tolerance of before", d.steady);

@@ -37,9 +37,17 @@ struct ReportDiff {
     size_t compared = 0;                             // measurements in both
     size_t only_old = 0, only_new = 0;               // measurements in one report only
     size_t cut_short = 0;  // new measurements a stop request cut short: not compared
-    // Anything worse: the verdict, an item that appeared, a measurement slower.
-    bool worse() const { return verdict_change > 0 || !appeared.empty() || !slower.empty(); }
-    // What is worse, for the last line: "the verdict", "1 item appeared", "2 measurements slower".
+    // Required checks (coverage.missing) not judged now that were before, and the reverse;
+    // compared only when both reports carry coverage (schema version 2).
+    bool coverage_compared = false;
+    std::vector<std::string> unjudged_now, judged_again;
+    // Anything worse: the verdict, an item that appeared, a measurement slower, a required check
+    // no longer judged.
+    bool worse() const {
+        return verdict_change > 0 || !appeared.empty() || !slower.empty() || !unjudged_now.empty();
+    }
+    // What is worse, for the last line: "the verdict", "1 item appeared", "2 measurements slower",
+    // "1 required check no longer judged".
     std::vector<std::string> worse_parts() const;
 };
 

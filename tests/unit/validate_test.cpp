@@ -380,6 +380,36 @@ TEST(ReportDiff, TwoHostsAreSaidAndCutShortMeasurementsAreNotCompared) {
     EXPECT_EQ(doc["same_host"], false);
 }
 
+TEST(ReportDiff, ARequiredCheckNoLongerJudgedIsWorse) {
+    auto old_report = report_with("READY", nlohmann::json::array(), {{0, 1000e12}});
+    auto new_report = old_report;
+    old_report["coverage"] = {{"missing", {"kmsg.xid"}}};
+    new_report["coverage"] = {{"missing", {"gpu.nvlink", "gpu.p2p-topology"}}};
+    const auto d = diff_reports(old_report, new_report, bench::Thresholds{});
+    EXPECT_TRUE(d.worse());
+    EXPECT_EQ(d.unjudged_now, (std::vector<std::string>{"gpu.nvlink", "gpu.p2p-topology"}));
+    EXPECT_EQ(d.judged_again, std::vector<std::string>{"kmsg.xid"});
+    const auto text = render_diff_text(d, false);
+    EXPECT_NE(text.find("required checks not judged now, judged before (2): gpu.nvlink, "
+                        "gpu.p2p-topology"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("worse than before: 2 required checks no longer judged"), std::string::npos)
+        << text;
+    EXPECT_EQ(diff_json(d)["coverage"]["judged_again"], nlohmann::json({"kmsg.xid"}));
+    // Checks judged again are nothing worse.
+    auto fuller = new_report;
+    fuller["coverage"]["missing"] = {"gpu.nvlink"};
+    const auto better = diff_reports(new_report, fuller, bench::Thresholds{});
+    EXPECT_FALSE(better.worse());
+    EXPECT_EQ(better.judged_again, std::vector<std::string>{"gpu.p2p-topology"});
+    // A report without coverage (schema version 1) says nothing of it.
+    old_report.erase("coverage");
+    const auto v1 = diff_reports(old_report, new_report, bench::Thresholds{});
+    EXPECT_FALSE(v1.worse());
+    EXPECT_TRUE(diff_json(v1)["coverage"].is_null());
+}
+
 TEST(ReportDiff, LoadReportNamesWhatIsWrong) {
     const auto dir = fs::temp_directory_path() / ("report-load-" + std::to_string(::getpid()));
     fs::create_directories(dir);

@@ -1,9 +1,9 @@
 // The one explicit list of doctor rules. To add a rule: write it in the area's rules_*.cpp,
 // return it from that file's list, and document its id in docs/checks.md (a test checks that
 // every id is documented).
-#include <exception>
-
 #include "doctor/rule.h"
+
+#include <exception>
 
 namespace trainrig {
 
@@ -12,9 +12,9 @@ const std::vector<Rule>& all_rules() {
         std::vector<Rule> all;
         for (auto list :
              {pci_rules(), numa_rules(), kernel_rules(), sysctl_rules(), cpu_memory_rules(),
-              iommu_rules(), driver_rules(), gpu_inventory_rules(), gpu_memory_rules(),
-              gpu_thermal_rules(), gpu_pcie_rules(), gpu_nvlink_rules(), stack_rules(),
-              stack_lock_rules(), kmsg_rules(), nccl_rules(), storage_rules()})
+              iommu_rules(), driver_rules(), gpu_inventory_rules(), gpu_settings_rules(),
+              gpu_memory_rules(), gpu_thermal_rules(), gpu_pcie_rules(), gpu_nvlink_rules(),
+              stack_rules(), stack_lock_rules(), kmsg_rules(), nccl_rules(), storage_rules()})
             all.insert(all.end(), list.begin(), list.end());
         return all;
     }();

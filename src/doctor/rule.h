@@ -53,6 +53,7 @@ std::vector<Rule> kmsg_rules();
 std::vector<Rule> nccl_rules();
 std::vector<Rule> storage_rules();
 std::vector<Rule> gpu_inventory_rules();
+std::vector<Rule> gpu_settings_rules();
 std::vector<Rule> gpu_memory_rules();
 std::vector<Rule> gpu_thermal_rules();
 std::vector<Rule> gpu_pcie_rules();

@@ -45,6 +45,15 @@ void check_ecc(const Snapshot& s, const RuleOptions&, Finding& f) {
         "Check in the firmware that ECC is enabled, and load the EDAC driver for this platform "
         "(amd64_edac, skx_edac or i10nm_edac); `edac-util -s` then reports the controllers.";
     if (e.is_absent() || e.value().empty()) {
+        if (s.host.hypervisor.is_known() && s.host.hypervisor.value()) {
+            f.evidence.push_back(
+                "/proc/cpuinfo: the hypervisor flag; /sys/devices/system/edac/mc: " +
+                std::string(e.is_absent() ? "absent" : "no mc* entries"));
+            return f.raise(FindingStatus::kSkip,
+                           "a virtual machine: the host's memory controllers, and their ECC, are "
+                           "not visible from the guest (the provider's documentation says whether "
+                           "its memory has ECC)");
+        }
         f.raise(FindingStatus::kWarn,
                 e.is_absent() ? "no EDAC interface: cannot confirm that memory has ECC"
                               : "no EDAC memory controller registered: memory may have no ECC");

@@ -16,6 +16,7 @@ struct NvidiaGpuModel {
     // a PCIe card has them only through a bridge, so fewer (or none) is not a fault.
     int nvlinks = 0;
     bool nvlink_on_board = false;
+    bool mig = false;  // Multi-Instance GPU
 };
 
 // The model for a PCI device id, or nullptr when unknown.

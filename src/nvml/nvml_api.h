@@ -66,6 +66,9 @@ using EventSet = struct EventSetOpaque*;
 // nvmlEnableState_t
 inline constexpr int kFeatureDisabled = 0;
 inline constexpr int kFeatureEnabled = 1;
+// NVML_DEVICE_MIG_DISABLE / NVML_DEVICE_MIG_ENABLE (nvmlDeviceGetMigMode)
+inline constexpr unsigned kDeviceMigDisable = 0;
+inline constexpr unsigned kDeviceMigEnable = 1;
 
 // nvmlTemperatureSensors_t
 inline constexpr int kTemperatureGpu = 0;
@@ -208,6 +211,7 @@ using DeviceGetRemappedRowsFn = Return (*)(Device, unsigned int*, unsigned int*,
                                            unsigned int*);
 using DeviceGetRetiredPagesFn = Return (*)(Device, int, unsigned int*, unsigned long long*);
 using DeviceGetEnableStateFn = Return (*)(Device, int*);
+using DeviceGetMigModeFn = Return (*)(Device, unsigned int*, unsigned int*);
 using DeviceGetNvLinkStateFn = Return (*)(Device, unsigned int, int*);
 using DeviceGetNvLinkRemotePciInfoFn = Return (*)(Device, unsigned int, PciInfo*);
 using DeviceGetNvLinkRemoteDeviceTypeFn = Return (*)(Device, unsigned int, int*);

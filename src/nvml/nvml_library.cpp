@@ -49,6 +49,8 @@ void resolve_all(void* h, Functions& f) {
     resolve(h, f.device_get_temperature_threshold, {"nvmlDeviceGetTemperatureThreshold"});
     resolve(h, f.device_get_power_usage, {"nvmlDeviceGetPowerUsage"});
     resolve(h, f.device_get_enforced_power_limit, {"nvmlDeviceGetEnforcedPowerLimit"});
+    resolve(h, f.device_get_power_management_default_limit,
+            {"nvmlDeviceGetPowerManagementDefaultLimit"});
     resolve(h, f.device_get_total_energy_consumption, {"nvmlDeviceGetTotalEnergyConsumption"});
     resolve(h, f.device_get_clock_info, {"nvmlDeviceGetClockInfo"});
     resolve(h, f.device_get_max_clock_info, {"nvmlDeviceGetMaxClockInfo"});
@@ -71,6 +73,7 @@ void resolve_all(void* h, Functions& f) {
     resolve(h, f.device_get_retired_pages_pending_status,
             {"nvmlDeviceGetRetiredPagesPendingStatus"});
     resolve(h, f.device_get_persistence_mode, {"nvmlDeviceGetPersistenceMode"});
+    resolve(h, f.device_get_mig_mode, {"nvmlDeviceGetMigMode"});
     resolve(h, f.device_get_nvlink_state, {"nvmlDeviceGetNvLinkState"});
     resolve(h, f.device_get_nvlink_remote_pci_info,
             {"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo"});

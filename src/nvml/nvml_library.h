@@ -33,6 +33,7 @@ struct Functions {
     DeviceGetTemperatureThresholdFn device_get_temperature_threshold = nullptr;
     DeviceGetUintFn device_get_power_usage = nullptr;
     DeviceGetUintFn device_get_enforced_power_limit = nullptr;
+    DeviceGetUintFn device_get_power_management_default_limit = nullptr;
     DeviceGetUllFn device_get_total_energy_consumption = nullptr;
     DeviceGetClockFn device_get_clock_info = nullptr;
     DeviceGetClockFn device_get_max_clock_info = nullptr;
@@ -50,6 +51,7 @@ struct Functions {
     DeviceGetRetiredPagesFn device_get_retired_pages = nullptr;
     DeviceGetEnableStateFn device_get_retired_pages_pending_status = nullptr;
     DeviceGetEnableStateFn device_get_persistence_mode = nullptr;
+    DeviceGetMigModeFn device_get_mig_mode = nullptr;
     DeviceGetNvLinkStateFn device_get_nvlink_state = nullptr;
     DeviceGetNvLinkRemotePciInfoFn device_get_nvlink_remote_pci_info = nullptr;
     DeviceGetNvLinkRemoteDeviceTypeFn device_get_nvlink_remote_device_type = nullptr;

@@ -123,6 +123,10 @@ void Reader::read_gpu(NvmlGpu& g, Device d) {
     g.power_draw_w = fact<double>("nvmlDeviceGetPowerUsage", r, v / 1000.0, &g);
     r = call("nvmlDeviceGetEnforcedPowerLimit", g.index, f.device_get_enforced_power_limit, d, &v);
     g.power_limit_w = fact<double>("nvmlDeviceGetEnforcedPowerLimit", r, v / 1000.0, &g);
+    r = call("nvmlDeviceGetPowerManagementDefaultLimit", g.index,
+             f.device_get_power_management_default_limit, d, &v);
+    g.power_default_limit_w =
+        fact<double>("nvmlDeviceGetPowerManagementDefaultLimit", r, v / 1000.0, &g);
 
     auto clock = [&](const char* name, DeviceGetClockFn fn, int type) {
         unsigned mhz = 0;
@@ -159,6 +163,11 @@ void Reader::read_gpu(NvmlGpu& g, Device d) {
     r = call("nvmlDeviceGetPersistenceMode", g.index, f.device_get_persistence_mode, d, &state);
     g.persistence_mode =
         fact<bool>("nvmlDeviceGetPersistenceMode", r, state == kFeatureEnabled, &g);
+    unsigned mig_current = 0, mig_pending = 0;
+    r = call("nvmlDeviceGetMigMode", g.index, f.device_get_mig_mode, d, &mig_current, &mig_pending);
+    g.mig = fact<MigMode>("nvmlDeviceGetMigMode", r,
+                          MigMode{mig_current == kDeviceMigEnable, mig_pending == kDeviceMigEnable},
+                          &g);
 
     read_nvlinks(g, d);
 

@@ -35,6 +35,12 @@ Verdict temperature_verdict(double celsius, std::optional<double> slowdown,
     return Verdict::kPass;
 }
 
+Verdict power_limit_verdict(double enforced_w, double default_w) {
+    if (default_w > 0 && enforced_w < default_w * (1 - kPowerLimitSlack))
+        return kPowerLimitBelowDefault;
+    return Verdict::kPass;
+}
+
 Verdict pcie_link_verdict(double width, double width_max, double speed, double speed_max,
                           bool busy) {
     if (width < width_max) return Verdict::kFail;

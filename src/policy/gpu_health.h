@@ -32,6 +32,22 @@ inline constexpr double kTemperatureMarginC = 5;
 Verdict temperature_verdict(double celsius, std::optional<double> slowdown,
                             std::optional<double> max_operating);
 
+// Power limit: the one the driver enforces (nvmlDeviceGetEnforcedPowerLimit, the lowest of every
+// limiter) against the board's default (nvmlDeviceGetPowerManagementDefaultLimit). Below it the
+// GPU runs its clocks down at full load ("software power cap"), so every benchmark falls short
+// of what the part does; an operator or a BMC may mean it, so it warns and says by how much.
+// Within kPowerLimitSlack of the default counts as the default.
+inline constexpr double kPowerLimitSlack = 0.01;
+inline constexpr Verdict kPowerLimitBelowDefault = Verdict::kWarn;
+Verdict power_limit_verdict(double enforced_w, double default_w);
+
+// MIG (NVIDIA Multi-Instance GPU User Guide, "Application Considerations"): CUDA sees a GPU in
+// MIG mode as its instances, and no GPU-to-GPU traffic (PCIe P2P or NVLink) crosses them, so a
+// data-parallel job cannot use the machine's GPUs whole. A choice an operator makes: warn, as
+// does a mode that changes at the next GPU reset.
+inline constexpr Verdict kMigEnabled = Verdict::kWarn;
+inline constexpr Verdict kMigPending = Verdict::kWarn;
+
 // GPU memory (NVML row remapping and ECC counters; NVIDIA "GPU Memory Error Management"):
 // a pending remap needs a reset before the memory is sound again (Xid 63/64), a failed one has
 // no spare row left; rows already remapped after uncorrectable errors are history to watch;

@@ -113,6 +113,25 @@ Result<double> parse_uptime(std::string_view text) {
     return *v;
 }
 
+Result<bool> parse_cpuinfo_hypervisor(std::string_view text) {
+    bool flags = false;
+    size_t at = 0;
+    while (at < text.size()) {  // every CPU's block has its own line; the first says it
+        size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        auto colon = line.find(':');
+        if (colon == std::string_view::npos || trim(line.substr(0, colon)) != "flags") continue;
+        flags = true;
+        for (auto word : split_ws(line.substr(colon + 1)))
+            if (word == "hypervisor") return true;
+        break;
+    }
+    if (!flags) return Status{Errc::kNotFound, "no flags line"};
+    return false;
+}
+
 Result<std::string> parse_bracket_choice(std::string_view text) {
     auto t = trim(text);
     auto open = t.find('['), close = t.find(']');

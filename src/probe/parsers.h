@@ -33,6 +33,11 @@ Result<double> parse_link_speed(std::string_view text);
 // "always [madvise] never" -> "madvise".
 Result<std::string> parse_bracket_choice(std::string_view text);
 
+// /proc/cpuinfo: whether the CPU says it runs under a hypervisor (the `hypervisor` flag, CPUID
+// leaf 1 ECX bit 31, which every x86 hypervisor sets for its guests). kNotFound without a
+// "flags" line (other architectures: the question has no answer there).
+Result<bool> parse_cpuinfo_hypervisor(std::string_view text);
+
 // /proc/uptime: "12345.67 89012.34", seconds since boot, then idle seconds summed over CPUs.
 Result<double> parse_uptime(std::string_view text);
 

@@ -18,6 +18,7 @@ void probe_host(const RootFs& fs, HostFacts& out) {
     out.product_name = read_string_fact(fs, "/sys/class/dmi/id/product_name");
     out.bios_version = read_string_fact(fs, "/sys/class/dmi/id/bios_version");
     out.bios_date = read_string_fact(fs, "/sys/class/dmi/id/bios_date");
+    out.hypervisor = read_parsed_fact<bool>(fs, "/proc/cpuinfo", parse_cpuinfo_hypervisor);
 }
 
 void probe_kernel_settings(const RootFs& fs, KernelSettings& out) {

@@ -74,6 +74,13 @@ struct GpuFabric {
     bool operator==(const GpuFabric&) const = default;
 };
 
+// nvmlDeviceGetMigMode: whether the GPU is partitioned now, and what it will be after a reset.
+struct MigMode {
+    bool enabled = false;
+    bool pending = false;
+    bool operator==(const MigMode&) const = default;
+};
+
 struct NvmlGpu {
     int index = 0;
     bool lost = false;        // NVML answered GPU_IS_LOST
@@ -91,7 +98,8 @@ struct NvmlGpu {
     Fact<int64_t> temperature_shutdown_c;
     Fact<int64_t> temperature_max_operating_c;
     Fact<double> power_draw_w;
-    Fact<double> power_limit_w;
+    Fact<double> power_limit_w;          // enforced: the lowest of every limiter
+    Fact<double> power_default_limit_w;  // the board's default software limit
     GpuClocks clocks;
     Fact<uint64_t> clock_event_reasons;  // nvmlClocksEventReasons bits
     GpuPcie pcie;
@@ -99,6 +107,7 @@ struct NvmlGpu {
     Fact<RemappedRows> remapped_rows;
     Fact<RetiredPages> retired_pages;
     Fact<bool> persistence_mode;
+    Fact<MigMode> mig;                  // NOT_SUPPORTED on parts without MIG: absent
     Fact<std::vector<NvLink>> nvlinks;  // the links this GPU has, active or not
     Fact<std::string> cpu_affinity;     // cpulist, "0-15,32-47"
     Fact<GpuFabric> fabric;

@@ -28,6 +28,9 @@ struct HostFacts {
     Fact<std::string> product_name;   // product_name
     Fact<std::string> bios_version;   // bios_version
     Fact<std::string> bios_date;      // bios_date, MM/DD/YYYY as SMBIOS gives it
+    // A virtual machine: the x86 `hypervisor` CPU flag (/proc/cpuinfo). Absent on other
+    // architectures and in snapshots written before it was recorded.
+    Fact<bool> hypervisor;
     bool operator==(const HostFacts&) const = default;
 };
 

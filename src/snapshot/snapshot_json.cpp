@@ -10,7 +10,7 @@ namespace trainrig {
 #define TRAINRIG_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
 
 TRAINRIG_JSON(HostFacts, hostname, kernel_release, cmdline, uptime_seconds, system_vendor,
-              product_name, bios_version, bios_date)
+              product_name, bios_version, bios_date, hypervisor)
 TRAINRIG_JSON(KernelSettings, swappiness, numa_balancing, file_max, nr_open, thp_enabled,
               thp_defrag)
 TRAINRIG_JSON(Rlimit, soft, hard)
@@ -43,11 +43,13 @@ TRAINRIG_JSON(RemappedRows, correctable, uncorrectable, pending, failure)
 TRAINRIG_JSON(RetiredPages, single_bit, double_bit, pending)
 TRAINRIG_JSON(NvLink, link, active, remote_bus_id, remote_type)
 TRAINRIG_JSON(GpuFabric, state, status)
+TRAINRIG_JSON(MigMode, enabled, pending)
 TRAINRIG_JSON(NvmlGpu, index, lost, unreachable, name, uuid, vbios_version, bus_id, pci_device_id,
               compute_capability, memory_total_bytes, bar1_total_bytes, temperature_c,
               temperature_slowdown_c, temperature_shutdown_c, temperature_max_operating_c,
-              power_draw_w, power_limit_w, clocks, clock_event_reasons, pcie, ecc, remapped_rows,
-              retired_pages, persistence_mode, nvlinks, cpu_affinity, fabric)
+              power_draw_w, power_limit_w, power_default_limit_w, clocks, clock_event_reasons, pcie,
+              ecc, remapped_rows, retired_pages, persistence_mode, mig, nvlinks, cpu_affinity,
+              fabric)
 TRAINRIG_JSON(GpuPair, a, b, level)
 TRAINRIG_JSON(NvmlFacts, library, fake, driver_version, cuda_driver_version, nvml_version, gpus,
               pairs, seconds)

@@ -19,7 +19,8 @@ enum class Need {
     kDatacenter,     // data-centre GPUs (ECC memory)
     kRemapsRows,     // Ampere or later data-centre GPUs
     kRetiresPages,   // Volta data-centre GPUs
-    kNvlinkBoard,    // board-wired NVLink (SXM)
+    kMig,            // GPUs that can be partitioned (MIG)
+    kNvlinkBoard,    // board-wired NVLink (SXM), two GPUs or more
     kNvswitch,       // an NVSwitch system
     kDataDir,        // --data-dir given
     kLive,           // the live machine
@@ -60,6 +61,8 @@ constexpr Entry kPlan[] = {
     {"gpu.count", CheckKind::kDoctor, Need::kGpu},
     {"gpu.uniform", CheckKind::kDoctor, Need::kGpuPair},
     {"gpu.persistence", CheckKind::kDoctor, Need::kGpu},
+    {"gpu.power-limit", CheckKind::kDoctor, Need::kGpu},
+    {"gpu.mig", CheckKind::kDoctor, Need::kMig},
     {"gpu.cpu-affinity", CheckKind::kDoctor, Need::kGpu},
     {"gpu.ecc", CheckKind::kDoctor, Need::kDatacenter},
     {"gpu.remapped-rows", CheckKind::kDoctor, Need::kRemapsRows},
@@ -132,7 +135,13 @@ std::pair<bool, std::string> judge_need(Need n, const MachineClass& c) {
                                      : gpu           ? "no page retirement on this GPU model "
                                                        "(Ampere and later remap rows)"
                                                      : no_gpu};
+        case Need::kMig:
+            return {c.mig, c.mig ? "GPUs with MIG (Multi-Instance GPU)"
+                           : gpu ? "no MIG on this GPU model"
+                                 : no_gpu};
         case Need::kNvlinkBoard:
+            // One GPU of a board (a VM's share of it) has no peer here to link to.
+            if (c.nvlink_on_board && c.gpus < 2) return {false, "one GPU: no peer to link to"};
             return {c.nvlink_on_board, c.nvlink_on_board ? "board-wired NVLink (SXM)"
                                        : gpu ? "no board-wired NVLink (a PCIe part: NVLink "
                                                "only through a bridge)"
@@ -211,13 +220,14 @@ MachineClass machine_class(const Snapshot& s, Scope scope, const ValidateOptions
     }
     // A property is the class's when every GPU has it; an unknown model has none of them.
     bool all_known = !models.empty();
-    c.datacenter = c.remaps_rows = c.retires_pages = c.nvlink_on_board = all_known;
+    c.datacenter = c.remaps_rows = c.retires_pages = c.nvlink_on_board = c.mig = all_known;
     for (const auto* m : models) {
         const bool known = m != nullptr;
         c.datacenter = c.datacenter && known && m->datacenter;
         c.remaps_rows = c.remaps_rows && known && m->datacenter && !volta(*m);
         c.retires_pages = c.retires_pages && known && m->datacenter && volta(*m);
         c.nvlink_on_board = c.nvlink_on_board && known && m->nvlink_on_board;
+        c.mig = c.mig && known && m->mig;
     }
     // An HGX board of 8 SXM GPUs connects them through NVSwitches; 4 are wired directly.
     c.nvswitch = count_nvswitches(s) > 0 || (c.nvlink_on_board && c.gpus >= 8);

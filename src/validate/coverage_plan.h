@@ -27,6 +27,7 @@ struct MachineClass {
     bool datacenter = false;   // ECC memory on every GPU
     bool remaps_rows = false;  // Ampere and later data-centre parts: row remapping
     bool retires_pages = false;    // Volta data-centre parts: page retirement instead
+    bool mig = false;              // MIG-capable parts (Multi-Instance GPU)
     bool nvlink_on_board = false;  // SXM/HGX: every NVLink wired and required
     bool nvswitch = false;         // NVSwitches on the bus, or 8 board-wired GPUs
     bool data_dir = false;         // --data-dir given: the storage checks have a target

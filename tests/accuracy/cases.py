@@ -14,7 +14,9 @@ the generator's builder, so sysfs, config space and the kernel log agree), the k
 import machines as mc
 
 # 2: the A100 PCIe class; the healthy cases score coverage.
-CORPUS_VERSION = 2
+# 3: software power limits below the default, MIG (gpu.power-limit, gpu.mig), NPS4, and a
+#    class of one H200 passed through to a VM.
+CORPUS_VERSION = 3
 
 # Time lines for `watch replay` (one tick a second):
 #   steady    the case's own state for 120 s (healthy cases)
@@ -321,8 +323,43 @@ def nvlink_cases(cls):
     ]
 
 
+def capped(share):
+    """A power limit at `share` of the board's default, the GPU busy at it (the driver's software
+    power cap holding the clocks, as at any full load)."""
+    def change(g):
+        g["power_limit_mw"] = int(g["power_default_limit_mw"] * share)
+        power_capped(g)
+    return change
+
+
+def mig(current, pending):
+    return lambda g: g.update(mig_mode={"current": current, "pending": pending})
+
+
 def operator_cases(cls):
-    return [
+    slack = 0.99  # policy::kPowerLimitSlack: within 1 % of the default is the default
+    out = [
+        Case(cls.name + "/power-limit-capped", cls, "healthy",
+             "a site's power cap: every GPU limited to 70 % of its default, busy at it",
+             {"gpu.power-limit": "warn"}, nvml=every_gpu(capped(0.70))),
+        Case(cls.name + "/power-limit-at-slack", cls, "healthy",
+             "GPU 0 limited to 99 % of its default, the slack's edge: the default",
+             nvml=gpu0(capped(slack))),
+        Case(cls.name + "/power-limit-below-slack", cls, "healthy",
+             "GPU 0 limited to 98 % of its default, just past the slack",
+             {"gpu.power-limit": "warn"}, nvml=gpu0(capped(slack - 0.01))),
+    ]
+    if "mig_mode" in thresholds(cls)[2]:  # the part has MIG
+        out += [
+            # NVML reports no utilization for a GPU in MIG mode: watch must take that quietly.
+            Case(cls.name + "/mig-enabled", cls, "healthy",
+                 "every GPU partitioned with MIG (utilization not reported)",
+                 {"gpu.mig": "warn"}, nvml=every_gpu(mig(True, True))),
+            Case(cls.name + "/mig-pending", cls, "healthy",
+                 "GPU 0's MIG mode set to enabled, applied at its next reset",
+                 {"gpu.mig": "warn"}, nvml=gpu0(mig(False, True))),
+        ]
+    return out + [
         Case(cls.name + "/persistence-off", cls, "healthy",
              "persistence mode off (a choice: the driver reloads with each first user)",
              {"gpu.persistence": "warn"}, nvml=every_gpu(lambda g: g.update(persistence_mode=False))),
@@ -367,6 +404,15 @@ def host_cases(cls):
                         {"kernel.numa-balancing": "warn"},
                         machine=sysctl("kernel.numa_balancing", 1), drifts=True))
     return out
+
+
+def numa_cases(cls):
+    """The same machine with its firmware's NUMA option changed: nothing is wrong with it."""
+    if cls.build().cpumodel is not mc.gm.EPYC_7313:
+        return []
+    return [Case(cls.name + "/nps4", cls, "healthy",
+                 "the BIOS set to NPS4: 8 NUMA nodes of one CCD each, every GPU local to its "
+                 "quadrant's node", machine=mc.nps4)]
 
 
 def machine_cases(cls):
@@ -424,9 +470,12 @@ def machine_cases(cls):
     out += [
         Case(cls.name + "/shm-64m", cls, "fault", "/dev/shm of 64 MiB",
              {"mem.shm": "warn"}, machine=small_shm),
-        Case(cls.name + "/no-edac", cls, "fault",
-             "no EDAC driver: memory ECC cannot be confirmed",
-             {"mem.ecc": "warn"}, machine=setting(edac=[])),
+    ]
+    if cls.build().edac:  # a guest has none to take away (mem.ecc does not judge a VM's)
+        out.append(Case(cls.name + "/no-edac", cls, "fault",
+                        "no EDAC driver: memory ECC cannot be confirmed",
+                        {"mem.ecc": "warn"}, machine=setting(edac=[])))
+    out += [
         Case(cls.name + "/sysctl-obsolete", cls, "fault",
              "a sysctl file sets net.ipv4.tcp_tw_recycle, gone since Linux 4.12",
              {"kernel.sysctl-obsolete": "warn"}, machine=obsolete_sysctl),
@@ -482,7 +531,8 @@ def all_cases():
     out = []
     for cls in classes:
         for make in (thermal_cases, clock_cases, memory_cases, presence_cases, aer_cases,
-                     link_cases, nvlink_cases, operator_cases, host_cases, machine_cases):
+                     link_cases, nvlink_cases, operator_cases, host_cases, numa_cases,
+                     machine_cases):
             out += make(cls)
     out += xid_cases(classes)
     names = [c.name for c in out]
@@ -511,12 +561,11 @@ OUT_OF_REACH = {
 
 # What the corpus cannot plant yet: no number above covers these.
 NOT_MODELLED = [
-    "MIG: the fake driver has no MIG calls and no rule judges MIG mode.",
-    "NPS2/NPS4 (several NUMA nodes per socket): the generator maps one NUMA node per package.",
-    "VMs with a passed-through GPU: no tree of one (the h200-vm fixture has NVML answers only).",
-    "Software power limits below the default: the fake reports the enforced limit only, and no "
-    "rule compares it with the default.",
-    "L40S and B200 classes: gen_nvml.py has no sourced thresholds and identities for them yet.",
+    "L40S and B200 classes: their identities, power limits, clocks and memory are on record "
+    "(nvidia-smi -q captures of real machines), but their drivers print only T.Limit margins, "
+    "not the absolute slowdown and shutdown temperatures that nvmlDeviceGetTemperatureThreshold "
+    "returns, and no source gives those: a class built on guessed thresholds would score "
+    "gpu.temperature against numbers of its own making.",
     "NVLink error counters, fans, HBM temperature, InfiniBand port state: not read by any rule.",
     "A driver that hangs after a while, or recovers: the fake hangs one call from the start.",
 ]

@@ -92,6 +92,71 @@ def to_switches(tree, bdfs):
     return {b: gn.links_to(remotes, "switch") for b in bdfs}
 
 
+def nps4(m):
+    """An EPYC 7003 machine set to four NUMA nodes per socket (NPS4; AMD's \"NUMA Nodes Per
+    Socket\" BIOS option): each quadrant of a socket is a node of its own, with its CCD's cores,
+    a quarter of the socket's memory channels and the root complex of that quadrant (ACPI S<s>D<q>),
+    so every device hangs off the node of its quadrant. Distances: 10 within a node, 12 to the
+    socket's other quadrants, 32 across the sockets (the values only order the nodes; no rule
+    reads them). For the generator's EPYC 7313 builds (4 CCDs of 4 cores per socket)."""
+    assert m.cpumodel is gm.EPYC_7313, m.cpumodel
+    quadrants = 4
+    m.node_of_cpu = {c.num: c.pkg * quadrants + c.core_idx // 4 for c in m.cpus}
+    sockets = sorted(m.node_mem_kb)
+    m.node_mem_kb = {s * quadrants + q: m.node_mem_kb[s] // quadrants
+                     for s in sockets for q in range(quadrants)}
+    nodes = sorted(m.node_mem_kb)
+    m.distance = {a: [10 if a == b else 12 if a // quadrants == b // quadrants else 32
+                      for b in nodes] for a in nodes}
+    for rc in m.rcs:  # "S1D2": socket 1, quadrant 2
+        rc.node = int(rc.acpi_name[1]) * quadrants + int(rc.acpi_name[3])
+    for dev in m.devs.values():
+        dev.node = dev.rc.node
+    return m
+
+
+# The driver of tests/fixtures/snapshots/h200-vm.json (open kernel module, 580.159.04). The
+# version line is the snapshot's; the module's banners follow the 550 open module's form.
+NV580_OPEN_VM = {
+    "version": "580.159.04",
+    "version_file": ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  "
+                     "Release Build  (nixbld@)  \n"
+                     "GCC version:  gcc version 14.3.0 (GCC) \n"),
+    "banner": "NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  ",
+    "modeset_banner": ("NVIDIA UNIX Open Kernel Mode Setting Driver for x86_64  580.159.04  "
+                       "Release Build  (nixbld@)  "),
+    "gsp": "580.159.04",
+}
+
+
+def h200_vm():
+    """A cloud GPU instance: one H200 SXM passed through to a KVM guest, laid out as
+    tests/fixtures/snapshots/h200-vm.json shows a real one: the GPU alone on the guest's root bus
+    at 00:06.0 with its own Gen5 x16 link, no NUMA node (-1), its 64-bit BAR0 pushing the 256 GiB
+    BAR1 to resource 2, no IOMMU, no EDAC and no cpufreq in the guest. The rest is the generator's
+    KVM guest (tests/fixtures/gen_machines.py, machine_cpu_only: 16 vCPUs, virtio disk and NIC)
+    with 128 GiB of memory."""
+    m = gm.machine_cpu_only()
+    m.name, m.hostname = "h200-vm-x1", "gpu-vm-01"
+    m.node_mem_kb = {0: 131981020}
+    rc = m.rcs[0]
+    rc.m64 = (0x100000000000, 0x10ffffffffff)  # the guest firmware's window above 16 TiB
+    rc.cur["m64"] = rc.m64[0]
+    spec = gn.MODELS["H200"]
+    gpu = m.add(gm.Dev("0000:00:06.0", 0x10de, spec["device_id"], 0x030200, spec["subsys"], 0xa1,
+                       rc=rc, link=(5, 16), cap=(5, 16), driver="nvidia",
+                       bars=[gm.Bar(0, 16 * gm.MiB, "mem64p"), gm.Bar(2, spec["bar1"], "mem64p"),
+                             gm.Bar(4, 32 * gm.MiB, "mem64p")]))
+    m.nvidia = dict(NV580_OPEN_VM, gpus=[gpu.bdf], irq_base=40,
+                    model={spec["device_id"]: spec["name"]},
+                    vbios={spec["device_id"]: spec["vbios"]}, dma_bits={spec["device_id"]: 52})
+    m.processes = list(m.processes) + [(1187, "nvidia-persiste")]
+    gm.kmsg_nvidia_load(m.kmsg, m, at=5120400, open_module=True)
+    m.expect = dict(m.expect, gpus={gpu.bdf: -1})
+    m._pci_ready = False
+    return m
+
+
 def tuned_rtx():
     """The workstation of the fixtures, tuned as a training box would be: performance governor,
     swappiness 10, and read while busy (the fixture's tree idles its link at Gen1). Its memory
@@ -138,6 +203,8 @@ CLASSES = [
                  baseline={"gpu.p2p-topology": ("warn", "bridged pairs beside pairs that cross "
                                                 "the sockets")},
                  gpu_links="bridge"),
+    MachineClass("h200-vm-x1", "1x H200 SXM passed through to a KVM guest (a cloud instance)",
+                 h200_vm, lambda t: fixture(t, "H200", "580.159.04", None), gpu_links="none"),
     MachineClass("rtx4090-x1", "1x GeForce RTX 4090 workstation, Ryzen 7950X, one socket",
                  tuned_rtx, lambda t: rtx_fixture(t),
                  baseline={"mem.ecc": ("warn", "a desktop's memory has no ECC")}, gpu_links="none"),

@@ -69,6 +69,13 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetEnforcedPowerLimit(Device device, unsigned 
     return put(call.gpu->power_limit_mw, milliwatts);
 }
 
+FAKE_NVML_EXPORT Return nvmlDeviceGetPowerManagementDefaultLimit(Device device,
+                                                                 unsigned int* milliwatts) {
+    const Call call = begin_device_call(__func__, device);
+    if (call.rc != kSuccess) return call.rc;
+    return put(call.gpu->power_default_limit_mw, milliwatts);
+}
+
 FAKE_NVML_EXPORT Return nvmlDeviceGetTotalEnergyConsumption(Device device,
                                                             unsigned long long* millijoules) {
     const Call call = begin_device_call(__func__, device);
@@ -115,6 +122,9 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetCurrentClocksThrottleReasons(Device device,
 FAKE_NVML_EXPORT Return nvmlDeviceGetUtilizationRates(Device device, Utilization* utilization) {
     const Call call = begin_device_call(__func__, device);
     if (call.rc != kSuccess) return call.rc;
+    // NVML reference, nvmlDeviceGetUtilizationRates: "On MIG-enabled GPUs, querying device
+    // utilization rates is not currently supported."
+    if (call.gpu->mig_mode && call.gpu->mig_mode->current) return kErrorNotSupported;
     return put(call.gpu->utilization, utilization);
 }
 
@@ -163,4 +173,18 @@ FAKE_NVML_EXPORT Return nvmlDeviceGetPersistenceMode(Device device, int* mode) {
     const Call call = begin_device_call(__func__, device);
     if (call.rc != kSuccess) return call.rc;
     return put_enable_state(call.gpu->persistence_mode, mode);
+}
+
+FAKE_NVML_EXPORT Return nvmlDeviceGetMigMode(Device device, unsigned int* current,
+                                             unsigned int* pending) {
+    const Call call = begin_device_call(__func__, device);
+    if (call.rc != kSuccess) return call.rc;
+    if (!current || !pending) return kErrorInvalidArgument;
+    if (!call.gpu->mig_mode) return kErrorNotSupported;
+    auto mode = [](bool on) {
+        return on ? trainrig::nvml::kDeviceMigEnable : trainrig::nvml::kDeviceMigDisable;
+    };
+    *current = mode(call.gpu->mig_mode->current);
+    *pending = mode(call.gpu->mig_mode->pending);
+    return kSuccess;
 }

@@ -93,6 +93,15 @@ RemappedRows to_remapped_rows(const Json& value, const std::string& path) {
     return rows;
 }
 
+MigMode to_mig_mode(const Json& value, const std::string& path) {
+    ObjectReader reader(value, path);
+    MigMode mode;
+    mode.current = reader.required("current", to_bool);
+    mode.pending = reader.required("pending", to_bool);
+    reader.reject_unknown();
+    return mode;
+}
+
 void read_retired_pages(const Json& value, const std::string& path, Gpu& gpu) {
     ObjectReader reader(value, path);
     read_keyed(reader, gpu.retired_pages,
@@ -189,6 +198,7 @@ Gpu read_gpu(const Json& value, const std::string& path, unsigned index) {
         read_thresholds(*thresholds, reader.path("thresholds"), gpu);
     gpu.power_usage_mw = reader.optional("power_usage_mw", to_uint);
     gpu.power_limit_mw = reader.optional("power_limit_mw", to_uint);
+    gpu.power_default_limit_mw = reader.optional("power_default_limit_mw", to_uint);
     gpu.energy_mj = reader.optional("energy_mj", to_uint64);
     if (const Json* clocks = reader.find("clocks"))
         read_clocks(*clocks, reader.path("clocks"), gpu);
@@ -205,6 +215,7 @@ Gpu read_gpu(const Json& value, const std::string& path, unsigned index) {
     if (const Json* pages = reader.find("retired_pages"))
         read_retired_pages(*pages, reader.path("retired_pages"), gpu);
     gpu.persistence_mode = reader.optional("persistence_mode", to_bool);
+    gpu.mig_mode = reader.optional("mig_mode", to_mig_mode);
     gpu.nvlinks = reader.optional("nvlinks", to_nvlinks);
     gpu.cpu_affinity = reader.optional("cpu_affinity", to_cpu_ranges);
     gpu.fabric = reader.optional("fabric", to_fabric);

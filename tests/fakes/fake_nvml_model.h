@@ -41,6 +41,11 @@ struct RemappedRows {
     bool failure = false;
 };
 
+struct MigMode {
+    bool current = false;
+    bool pending = false;
+};
+
 struct Fabric {
     uint8_t state = trainrig::nvml::kGpuFabricStateNotSupported;
     Return status = trainrig::nvml::kSuccess;
@@ -63,6 +68,7 @@ struct Gpu {
     std::map<int, unsigned> thresholds;  // by kTemperatureThreshold*
     std::optional<unsigned> power_usage_mw;
     std::optional<unsigned> power_limit_mw;
+    std::optional<unsigned> power_default_limit_mw;
     std::optional<unsigned long long> energy_mj;
     std::map<int, unsigned> clocks;      // by kClock*
     std::map<int, unsigned> max_clocks;  // by kClock*
@@ -81,6 +87,7 @@ struct Gpu {
     std::map<int, unsigned> retired_pages;  // page count by kPageRetirement* cause
     std::optional<bool> retired_pages_pending;
     std::optional<bool> persistence_mode;
+    std::optional<MigMode> mig_mode;  // empty: a part without MIG
     std::optional<std::vector<NvLink>> nvlinks;
     std::optional<std::vector<CpuRange>> cpu_affinity;
     std::optional<Fabric> fabric;

@@ -195,10 +195,15 @@ TEST_F(FakeNvml, DeviceValues) {
     }
 
     const std::pair<const char*, unsigned> uints[] = {
-        {"nvmlDeviceGetPowerUsage", 61000},           {"nvmlDeviceGetEnforcedPowerLimit", 700000},
-        {"nvmlDeviceGetCurrPcieLinkGeneration", 4},   {"nvmlDeviceGetMaxPcieLinkGeneration", 5},
-        {"nvmlDeviceGetGpuMaxPcieLinkGeneration", 5}, {"nvmlDeviceGetCurrPcieLinkWidth", 8},
-        {"nvmlDeviceGetMaxPcieLinkWidth", 16},        {"nvmlDeviceGetPcieReplayCounter", 2},
+        {"nvmlDeviceGetPowerUsage", 61000},
+        {"nvmlDeviceGetEnforcedPowerLimit", 700000},
+        {"nvmlDeviceGetPowerManagementDefaultLimit", 700000},
+        {"nvmlDeviceGetCurrPcieLinkGeneration", 4},
+        {"nvmlDeviceGetMaxPcieLinkGeneration", 5},
+        {"nvmlDeviceGetGpuMaxPcieLinkGeneration", 5},
+        {"nvmlDeviceGetCurrPcieLinkWidth", 8},
+        {"nvmlDeviceGetMaxPcieLinkWidth", 16},
+        {"nvmlDeviceGetPcieReplayCounter", 2},
     };
     for (const auto& [name, expected] : uints) {
         EXPECT_EQ(uint_value(name, dev, &value), kSuccess) << name;
@@ -238,6 +243,23 @@ TEST_F(FakeNvml, DeviceValues) {
     int mode = -1;
     EXPECT_EQ(nvml<DeviceGetEnableStateFn>("nvmlDeviceGetPersistenceMode")(dev, &mode), kSuccess);
     EXPECT_EQ(mode, kFeatureEnabled);
+    unsigned mig_now = 9, mig_next = 9;
+    EXPECT_EQ(nvml<DeviceGetMigModeFn>("nvmlDeviceGetMigMode")(dev, &mig_now, &mig_next), kSuccess);
+    EXPECT_EQ(mig_now, kDeviceMigDisable);
+    EXPECT_EQ(mig_next, kDeviceMigEnable);
+}
+
+TEST_F(FakeNvml, AGpuInMigModeHasNoUtilization) {
+    ASSERT_EQ(init(R"({"gpus": [{"utilization": {"gpu": 7, "memory": 3},
+                                 "mig_mode": {"current": true, "pending": true}}]})"),
+              kSuccess);
+    Utilization utilization{};
+    EXPECT_EQ(
+        nvml<DeviceGetUtilizationRatesFn>("nvmlDeviceGetUtilizationRates")(device(0), &utilization),
+        kErrorNotSupported);
+    unsigned now = 0, next = 0;
+    EXPECT_EQ(nvml<DeviceGetMigModeFn>("nvmlDeviceGetMigMode")(device(0), &now, &next), kSuccess);
+    EXPECT_EQ(now, kDeviceMigEnable);
 }
 
 TEST_F(FakeNvml, HealthValues) {
@@ -341,9 +363,10 @@ TEST_F(FakeNvml, MissingMembersAreNotSupported) {
               kErrorNotSupported);
     for (const char* name :
          {"nvmlDeviceGetPowerUsage", "nvmlDeviceGetEnforcedPowerLimit",
-          "nvmlDeviceGetCurrPcieLinkGeneration", "nvmlDeviceGetMaxPcieLinkGeneration",
-          "nvmlDeviceGetGpuMaxPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth",
-          "nvmlDeviceGetMaxPcieLinkWidth", "nvmlDeviceGetPcieReplayCounter"})
+          "nvmlDeviceGetPowerManagementDefaultLimit", "nvmlDeviceGetCurrPcieLinkGeneration",
+          "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetGpuMaxPcieLinkGeneration",
+          "nvmlDeviceGetCurrPcieLinkWidth", "nvmlDeviceGetMaxPcieLinkWidth",
+          "nvmlDeviceGetPcieReplayCounter"})
         EXPECT_EQ(uint_value(name, dev, &value), kErrorNotSupported) << name;
     unsigned long long wide = 0;
     for (const char* name :
@@ -368,6 +391,9 @@ TEST_F(FakeNvml, MissingMembersAreNotSupported) {
     EXPECT_EQ(nvml<DeviceGetEnableStateFn>("nvmlDeviceGetRetiredPagesPendingStatus")(dev, &number),
               kErrorNotSupported);
     EXPECT_EQ(nvml<DeviceGetEnableStateFn>("nvmlDeviceGetPersistenceMode")(dev, &number),
+              kErrorNotSupported);
+    unsigned now = 0, next = 0;
+    EXPECT_EQ(nvml<DeviceGetMigModeFn>("nvmlDeviceGetMigMode")(dev, &now, &next),
               kErrorNotSupported);
     EXPECT_EQ(nvml<DeviceGetCudaComputeCapabilityFn>("nvmlDeviceGetCudaComputeCapability")(
                   dev, &number, &other),

@@ -189,7 +189,7 @@ TEST(Cli, LiveMachineRunsWithoutRoot) {
     ASSERT_FALSE(doc.is_discarded()) << r.out.substr(0, 500);
     EXPECT_EQ(doc["schema"], "trainrig.doctor");
     EXPECT_EQ(doc["exit_code"], r.rc);
-    EXPECT_EQ(doc["findings"].size(), 36u);
+    EXPECT_EQ(doc["findings"].size(), 38u);
     for (const auto& f : doc["findings"])
         EXPECT_EQ(f["summary"].get<std::string>().find("internal error"), std::string::npos)
             << f["id"];

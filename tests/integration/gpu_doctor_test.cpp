@@ -2,7 +2,6 @@
 // path, and doctor/topo judge what it answers, including a hung driver, a missing library and an
 // old library without the newer entry points.
 #include <gtest/gtest.h>
-
 #include <sys/resource.h>
 
 #include <chrono>
@@ -81,7 +80,7 @@ TEST(GpuDoctor, WithoutADriverEveryGpuRuleSkipsWithTheReason) {
         EXPECT_NE(f["summary"].get<std::string>().find("no NVIDIA driver"), std::string::npos)
             << id << f["summary"];
     }
-    EXPECT_EQ(gpu_rules, 13);
+    EXPECT_EQ(gpu_rules, 15);
 }
 
 TEST(GpuDoctor, DriverNotLoadedSkips) {

@@ -76,9 +76,16 @@ TEST(CoveragePlan, TheClassDecidesWhatIsRequired) {
     // 4 board-wired GPUs talk directly: no NVSwitch.
     EXPECT_TRUE(required(sxm(4), "gpu.nvlink"));
     EXPECT_FALSE(required(sxm(4), "stack.fabric-manager"));
-    // One GPU has no pairs.
-    for (const char* id : {"gpu.uniform", "gpu.p2p-topology", "p2p", "nccl"})
+    // One GPU has no pairs, and one GPU of a board (a VM's share) no peer to link to.
+    for (const char* id : {"gpu.uniform", "gpu.p2p-topology", "p2p", "nccl", "gpu.nvlink"})
         EXPECT_FALSE(required(sxm(1), id)) << id;
+    // MIG where the part has it.
+    MachineClass mig = sxm(8);
+    mig.mig = true;
+    EXPECT_TRUE(required(mig, "gpu.mig"));
+    EXPECT_FALSE(required(sxm(8), "gpu.mig"));
+    EXPECT_NE(planned(coverage_plan(sxm(8)), "gpu.mig").why.find("no MIG"), std::string::npos);
+    EXPECT_TRUE(required(sxm(1), "gpu.power-limit"));
     // --gpus 0 measures one GPU of eight: no pairs to measure, the doctor rules still judge all.
     MachineClass one_of_eight = sxm(8);
     one_of_eight.bench_gpus = 1;
@@ -120,6 +127,7 @@ TEST(MachineClassTest, ReadFromTheBus) {
     EXPECT_EQ(c.gpus, 4);
     EXPECT_EQ(c.gpu_model, "A100-SXM4-80GB");
     EXPECT_TRUE(c.nvlink_on_board);
+    EXPECT_TRUE(c.mig);
     EXPECT_TRUE(c.remaps_rows);
     EXPECT_FALSE(c.retires_pages);
     EXPECT_FALSE(c.nvswitch);

@@ -34,6 +34,7 @@ inline NvmlGpu nvml_gpu(int index, const std::string& bus, uint64_t device_id = 
     g.temperature_max_operating_c = known<int64_t>(85);
     g.power_draw_w = known(61.0);
     g.power_limit_w = known(400.0);
+    g.power_default_limit_w = known(400.0);
     g.clocks.sm_mhz = known<int64_t>(210);
     g.clocks.sm_max_mhz = known<int64_t>(1410);
     g.clocks.mem_mhz = known<int64_t>(1593);
@@ -54,6 +55,7 @@ inline NvmlGpu nvml_gpu(int index, const std::string& bus, uint64_t device_id = 
     g.remapped_rows = known(RemappedRows{});
     g.retired_pages = unsupported<RetiredPages>("nvmlDeviceGetRetiredPages");
     g.persistence_mode = known(true);
+    g.mig = known(MigMode{});
     g.cpu_affinity = known<std::string>(index < 2 ? "0-15,32-47" : "16-31,48-63");
     g.fabric = unsupported<GpuFabric>("nvmlDeviceGetGpuFabricInfo");
     std::vector<NvLink> links;

@@ -93,6 +93,20 @@ TEST(BracketChoice, Formats) {
     EXPECT_FALSE(parse_bracket_choice("[]").ok());
 }
 
+TEST(CpuinfoHypervisor, TheFirstFlagsLineDecides) {
+    const char* guest =
+        "processor\t: 0\nvendor_id\t: GenuineIntel\n"
+        "flags\t\t: fpu vme de pse tsc msr hypervisor lahf_lm abm\n\n"
+        "processor\t: 1\nflags\t\t: fpu vme de pse tsc msr hypervisor lahf_lm abm\n";
+    EXPECT_TRUE(*parse_cpuinfo_hypervisor(guest));
+    EXPECT_FALSE(*parse_cpuinfo_hypervisor("processor\t: 0\nflags\t\t: fpu vme hypervisorx vmx\n"));
+    // Arm's /proc/cpuinfo has "Features", not "flags": no answer, not "bare metal".
+    EXPECT_EQ(
+        parse_cpuinfo_hypervisor("processor\t: 0\nFeatures\t: fp asimd evtstrm\n").status().code(),
+        Errc::kNotFound);
+    EXPECT_EQ(parse_cpuinfo_hypervisor("").status().code(), Errc::kNotFound);
+}
+
 TEST(Limits, NofileRow) {
     const char* text =
         "Limit                     Soft Limit           Hard Limit           Units     \n"

@@ -9,11 +9,11 @@
 namespace trainrig::test {
 namespace {
 
-const char* kGpuRules[] = {"gpu.count",       "gpu.uniform",       "gpu.persistence",
-                           "gpu.ecc",         "gpu.remapped-rows", "gpu.retired-pages",
-                           "gpu.temperature", "gpu.clock-events",  "gpu.pcie-link",
-                           "gpu.pcie-replay", "gpu.nvlink",        "gpu.p2p-topology",
-                           "gpu.cpu-affinity"};
+const char* kGpuRules[] = {"gpu.count",         "gpu.uniform",       "gpu.persistence",
+                           "gpu.power-limit",   "gpu.mig",           "gpu.ecc",
+                           "gpu.remapped-rows", "gpu.retired-pages", "gpu.temperature",
+                           "gpu.clock-events",  "gpu.pcie-link",     "gpu.pcie-replay",
+                           "gpu.nvlink",        "gpu.p2p-topology",  "gpu.cpu-affinity"};
 
 TEST(GpuRules, HealthyMachinePassesEveryRule) {
     auto s = healthy_gpus();
@@ -144,6 +144,48 @@ TEST(GpuPersistence, OffWarnsUnsupportedSkips) {
     EXPECT_STATUS(judge_one("gpu.persistence", s), kWarn);
     for (auto& g : s.nvml.value().gpus) g.persistence_mode = unsupported<bool>();
     EXPECT_STATUS(judge_one("gpu.persistence", s), kSkip);
+}
+
+TEST(GpuPowerLimit, BelowTheDefaultWarnsWithItsShare) {
+    auto s = healthy_gpus();  // 400 W of a 400 W default
+    nvml_at(s, 1).power_limit_w = known(400.0 * (1 - policy::kPowerLimitSlack));
+    EXPECT_STATUS(judge_one("gpu.power-limit", s), kPass);  // the boundary counts as the default
+    nvml_at(s, 1).power_limit_w = known(395.0);
+    auto f = judge_one("gpu.power-limit", s);
+    EXPECT_STATUS(f, kWarn);
+    EXPECT_NE(f.summary.find("GPU 1 is limited to 395 W, 99 % of its default 400 W"),
+              std::string::npos)
+        << f.summary;
+    EXPECT_FALSE(f.remedy.empty());
+    nvml_at(s, 1).power_limit_w = known(450.0);  // raised above the default: the part's choice
+    EXPECT_STATUS(judge_one("gpu.power-limit", s), kPass);
+}
+
+TEST(GpuPowerLimit, UnsupportedSkipsAndAnOlderSnapshotIsNoError) {
+    auto s = healthy_gpus();
+    for (auto& g : s.nvml.value().gpus)
+        g.power_default_limit_w = unsupported<double>("nvmlDeviceGetPowerManagementDefaultLimit");
+    EXPECT_STATUS(judge_one("gpu.power-limit", s), kSkip);
+    for (auto& g : s.nvml.value().gpus) g.power_default_limit_w = Fact<double>::absent();
+    auto f = judge_one("gpu.power-limit", s);
+    EXPECT_STATUS(f, kSkip);
+    EXPECT_NE(f.summary.find("the snapshot does not record power limits"), std::string::npos);
+}
+
+TEST(GpuMig, OnOrChangingWarnsPartsWithoutMigSkip) {
+    auto s = healthy_gpus();
+    nvml_at(s, 2).mig = known(MigMode{true, true});
+    auto f = judge_one("gpu.mig", s);
+    EXPECT_STATUS(f, kWarn);
+    EXPECT_NE(f.summary.find("MIG is on for GPU 2"), std::string::npos) << f.summary;
+    nvml_at(s, 2).mig = known(MigMode{false, true});
+    f = judge_one("gpu.mig", s);
+    EXPECT_STATUS(f, kWarn);
+    EXPECT_NE(f.summary.find("GPU 2's MIG mode becomes enabled at its next reset"),
+              std::string::npos)
+        << f.summary;
+    for (auto& g : s.nvml.value().gpus) g.mig = unsupported<MigMode>("nvmlDeviceGetMigMode");
+    EXPECT_STATUS(judge_one("gpu.mig", s), kSkip);
 }
 
 TEST(GpuEcc, Cases) {

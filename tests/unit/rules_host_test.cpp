@@ -180,6 +180,20 @@ TEST(Ecc, ControllersErrorsAndAbsence) {
     EXPECT_STATUS(judge_one("mem.ecc", s), kError);
 }
 
+TEST(Ecc, AGuestWithoutControllersIsNotJudgedOneWithThemIs) {
+    auto s = healthy();
+    s.host.hypervisor = Fact<bool>::known(true);
+    EXPECT_STATUS(judge_one("mem.ecc", s), kPass);  // a guest that sees controllers: judged
+    s.memory.edac.value()[0].ue_count = Fact<uint64_t>::known(1);
+    EXPECT_STATUS(judge_one("mem.ecc", s), kFail);
+    s.memory.edac = Fact<std::vector<EdacController>>::absent();
+    auto f = judge_one("mem.ecc", s);
+    EXPECT_STATUS(f, kSkip);
+    EXPECT_NE(f.summary.find("a virtual machine"), std::string::npos) << f.summary;
+    s.host.hypervisor = Fact<bool>::known(false);  // bare metal without EDAC: cannot confirm
+    EXPECT_STATUS(judge_one("mem.ecc", s), kWarn);
+}
+
 TEST(Shm, SizeFloorAndAbsence) {
     auto s = healthy();
     EXPECT_STATUS(judge_one("mem.shm", s), kPass);

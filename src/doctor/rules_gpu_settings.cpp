@@ -46,7 +46,7 @@ void check_power_limit(const Snapshot& s, const RuleOptions&, Finding& f) {
             fmt::format("{}: enforced {:.0f} W, default {:.0f} W", nvml_gpu_label(*g), *lim, *def));
         const auto v = policy::power_limit_verdict(*lim, *def);
         if (v != policy::Verdict::kPass)
-            f.raise(status_of(v), fmt::format("GPU {} is limited to {:.0f} W, {:.0f} % of its "
+            f.raise(status_of(v), fmt::format("GPU {} is limited to {:.0f} W, {:.1f} % of its "
                                               "default {:.0f} W",
                                               g->index, *lim, 100 * *lim / *def, *def));
     }

@@ -153,7 +153,7 @@ TEST(GpuPowerLimit, BelowTheDefaultWarnsWithItsShare) {
     nvml_at(s, 1).power_limit_w = known(395.0);
     auto f = judge_one("gpu.power-limit", s);
     EXPECT_STATUS(f, kWarn);
-    EXPECT_NE(f.summary.find("GPU 1 is limited to 395 W, 99 % of its default 400 W"),
+    EXPECT_NE(f.summary.find("GPU 1 is limited to 395 W, 98.8 % of its default 400 W"),
               std::string::npos)
         << f.summary;
     EXPECT_FALSE(f.remedy.empty());

@@ -10,6 +10,7 @@
 #include "bench/host_topology.h"
 #include "core/root_fs.h"
 #include "core/text.h"
+#include "probe/parsers.h"
 
 namespace trainrig::bench {
 
@@ -41,10 +42,10 @@ nlohmann::json parse_cpuinfo(std::string_view cpuinfo) {
             cpu["implementer"] = value;
         else if (key == "CPU part")
             cpu["part"] = value;
-        // A guest shares the host's memory channels and sees only some of its cores.
-        else if (key == "flags")
-            cpu["virtual"] = (" " + value + " ").find(" hypervisor ") != std::string::npos;
     }
+    // A guest shares the host's memory channels and sees only some of its cores: the same
+    // reading of the flag as the snapshot's host.hypervisor.
+    if (auto guest = parse_cpuinfo_hypervisor(cpuinfo); guest.ok()) cpu["virtual"] = *guest;
     return cpu;
 }
 
